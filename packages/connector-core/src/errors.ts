@@ -1,0 +1,79 @@
+/**
+ * The error base every thalweg package builds on. A code is stable and
+ * machine-matched (`TWG_...`); the class decides what a caller does next:
+ *
+ * - `transient`    retry in place, on the same stream or connection;
+ * - `poison`       tear the stream down and rebuild it within a bounded budget;
+ * - `fatal-config` fail loud: no retry can fix it.
+ */
+export type ErrorClass = 'transient' | 'poison' | 'fatal-config';
+
+export const CORE_ERROR_CODES = [
+  'TWG_CONFIG_INVALID',
+  'TWG_SPAN_INVALID',
+  'TWG_SINK_ID_INVALID',
+  'TWG_RECORD_ID_INPUT_INVALID',
+  'TWG_ROLE_REFUSED',
+  'TWG_POSITION_INVALID',
+  'TWG_SINK_TRANSIENT',
+  'TWG_SINK_POISON',
+  'TWG_SINK_FATAL_CONFIG',
+] as const;
+
+export type CoreErrorCode = (typeof CORE_ERROR_CODES)[number];
+
+export interface ThalwegErrorOptions<C extends string> {
+  readonly code: C;
+  readonly errorClass: ErrorClass;
+  readonly message: string;
+  readonly cause?: unknown;
+}
+
+export class ThalwegError<C extends string = string> extends Error {
+  readonly code: C;
+  readonly errorClass: ErrorClass;
+
+  constructor(options: ThalwegErrorOptions<C>) {
+    super(
+      `${options.code}: ${options.message}`,
+      options.cause === undefined ? undefined : { cause: options.cause },
+    );
+    this.name = new.target.name;
+    this.code = options.code;
+    this.errorClass = options.errorClass;
+  }
+
+  /** True when retrying the same operation in place may succeed. */
+  get canRetry(): boolean {
+    return this.errorClass === 'transient';
+  }
+}
+
+/** Invalid input to a core function: names the field and the reason. */
+export class InvalidInputError extends ThalwegError<CoreErrorCode> {
+  readonly field: string;
+
+  constructor(code: CoreErrorCode, field: string, reason: string) {
+    super({ code, errorClass: 'fatal-config', message: `${field}: ${reason}` });
+    this.field = field;
+  }
+}
+
+/**
+ * A configuration or topology refused at the edge. `path` is the dotted path
+ * of the offending field (`sinks.raw.durability`), `reason` why it is refused.
+ */
+export class ConfigError extends ThalwegError<'TWG_CONFIG_INVALID' | 'TWG_ROLE_REFUSED'> {
+  readonly path: string;
+  readonly reason: string;
+
+  constructor(
+    path: string,
+    reason: string,
+    code: 'TWG_CONFIG_INVALID' | 'TWG_ROLE_REFUSED' = 'TWG_CONFIG_INVALID',
+  ) {
+    super({ code, errorClass: 'fatal-config', message: `${path || '(root)'}: ${reason}` });
+    this.path = path;
+    this.reason = reason;
+  }
+}

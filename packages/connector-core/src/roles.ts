@@ -1,0 +1,76 @@
+import { isDurable } from './durability.js';
+import { ConfigError } from './errors.js';
+import type { PrimaryRawDescriptor, SinkDescriptor } from './sink.js';
+import type { SourceDescriptor } from './source.js';
+
+/**
+ * Refuses a sink for the primary-raw role unless it can confirm durability and
+ * can be read back for recovery. The types already require this of a
+ * `ReplayableSink`; this check is the same rule for descriptors that arrive
+ * from configuration or from JavaScript callers the compiler never saw.
+ */
+export function assertPrimaryRaw(
+  descriptor: SinkDescriptor,
+  path = 'primaryRaw',
+): asserts descriptor is PrimaryRawDescriptor {
+  if (!isDurable(descriptor.durability)) {
+    throw new ConfigError(
+      `${path}.durability`,
+      `sink "${descriptor.id}" (${descriptor.kind}) cannot confirm durable acknowledgement ` +
+        `(${descriptor.durability.reason}); the primary-raw role advances the source position ` +
+        `and needs server-ack, transaction-commit or flush-close durability`,
+      'TWG_ROLE_REFUSED',
+    );
+  }
+  if (descriptor.recovery.kind !== 'readable') {
+    throw new ConfigError(
+      `${path}.recovery`,
+      `sink "${descriptor.id}" (${descriptor.kind}) cannot be read back by offset window, ` +
+        `so recovery could not replay secondaries from it; it cannot hold the primary-raw role`,
+      'TWG_ROLE_REFUSED',
+    );
+  }
+}
+
+/**
+ * A secondary may give up durability only by saying so: the descriptor's
+ * `none` durability carries a reason, and the topology must opt in.
+ */
+export function assertSecondary(
+  descriptor: SinkDescriptor,
+  options: { readonly allowNonDurable: boolean },
+  path = 'secondaries',
+): void {
+  if (!isDurable(descriptor.durability) && !options.allowNonDurable) {
+    throw new ConfigError(
+      `${path}.durability`,
+      `secondary "${descriptor.id}" (${descriptor.kind}) does not confirm durability ` +
+        `(${descriptor.durability.reason}); set allowNonDurable to accept that its coverage ` +
+        `is recorded on acceptance, not on durable acknowledgement`,
+      'TWG_ROLE_REFUSED',
+    );
+  }
+}
+
+/**
+ * A non-replayable origin feeding raw loses data outright if our position is
+ * lost after the producer moved on, unless the producer can resume from a
+ * token we kept. Refuse the topology rather than let it look sound.
+ */
+export function assertSourceCanFeedRaw(source: SourceDescriptor, path = 'source'): void {
+  if (source.origin.kind === 'non-replayable' && !source.origin.resumable) {
+    throw new ConfigError(
+      `${path}.origin`,
+      'a non-replayable source whose producer cannot resume cannot feed the primary-raw role: ' +
+        'a lost position after the producer moved on is lost data',
+      'TWG_ROLE_REFUSED',
+    );
+  }
+  if (source.origin.kind === 'non-replayable' && source.regime !== 'store-managed') {
+    throw new ConfigError(
+      `${path}.regime`,
+      'a resumable non-replayable source must be store-managed: its resumption token lives in the offset store',
+      'TWG_ROLE_REFUSED',
+    );
+  }
+}

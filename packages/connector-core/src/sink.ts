@@ -1,0 +1,50 @@
+import type { Confirm, Lane } from './confirm.js';
+import type { DurableGuarantee, Durability } from './durability.js';
+import type { OffsetSpan } from './offset-span.js';
+import type { SinkId } from './sink-id.js';
+
+/** Whether raw can be read back by offset window, which recovery needs. */
+export type RecoveryAccess = { readonly kind: 'readable' } | { readonly kind: 'write-only' };
+
+/** The static facts about a sink that topology validation decides on. */
+export interface SinkDescriptor<D extends Durability = Durability> {
+  readonly id: SinkId;
+  /** The sink kind, for messages and metrics: `raw-segments`, `postgres`, `zerobus`. */
+  readonly kind: string;
+  readonly durability: D;
+  readonly recovery: RecoveryAccess;
+}
+
+/** A descriptor that satisfies the primary-raw role at the type level. */
+export type PrimaryRawDescriptor = SinkDescriptor<DurableGuarantee> & {
+  readonly recovery: { readonly kind: 'readable' };
+};
+
+/**
+ * The delivery seam. `submit` resolves when the sink has ACCEPTED the batch
+ * (queued to its transport), not when it is durable: waiting for durability
+ * per batch would serialise the sink. The durable acknowledgement arrives
+ * later on the sink's ack lane, which applies `confirm` through the
+ * `ConfirmTarget` the sink was built with.
+ *
+ * A full internal queue makes `submit` wait: that wait is the backpressure.
+ * `L` is the lane, so the confirmation token's kind is checked by the compiler.
+ */
+export interface Sink<L extends Lane, B> {
+  readonly descriptor: SinkDescriptor;
+  submit(batch: B, span: OffsetSpan, confirm: Confirm<L>): Promise<void>;
+  /** Resolves once every batch submitted before the call is confirmed. */
+  flush(): Promise<void>;
+  /** Flushes, then releases the transport. Submitting after close throws. */
+  close(): Promise<void>;
+}
+
+/**
+ * A sink that may hold the primary-raw role: durable, and readable back by
+ * offset window so that recovery can replay lagging secondaries from it.
+ */
+export interface ReplayableSink<B> extends Sink<'primary-raw', B> {
+  readonly descriptor: PrimaryRawDescriptor;
+  /** Reads back what was durably written for `span`, in offset order. */
+  read(span: OffsetSpan, signal?: AbortSignal): AsyncIterable<B>;
+}

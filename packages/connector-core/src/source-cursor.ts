@@ -1,0 +1,38 @@
+/**
+ * The position of a store-managed source, persisted by the offset store
+ * because no broker holds it. Plain JSON data so any durable backend can hold
+ * it; each variant is the natural position of one kind of origin.
+ */
+export type SourceCursor =
+  | {
+      /** A set of files read in order: which file, and how far into it. */
+      readonly kind: 'file-set';
+      readonly files: readonly string[];
+      readonly file: string;
+      /** Byte position in `file` of the next record to read. */
+      readonly position: number;
+      /** Source offset of the next record (the log position across the set). */
+      readonly nextOffset: number;
+    }
+  | {
+      /** A table snapshot: its version and the files still to read. */
+      readonly kind: 'table-version';
+      readonly version: number;
+      readonly pendingFiles: readonly string[];
+      readonly nextOffset: number;
+    }
+  | {
+      /** A producer-issued resumption token (Flight, IPC streams that resume). */
+      readonly kind: 'stream-token';
+      readonly token: string;
+      readonly nextOffset: number;
+    }
+  | {
+      /** A paged API: the opaque cursor or the timestamp watermark reached. */
+      readonly kind: 'page';
+      readonly cursor: string | null;
+      readonly watermark: string | null;
+      readonly nextOffset: number;
+    };
+
+export type SourceCursorKind = SourceCursor['kind'];

@@ -1,0 +1,82 @@
+import type { OffsetSpan, SourcePartition } from './offset-span.js';
+import type { SourceCursor } from './source-cursor.js';
+
+/** One record as read from a source, before any decoding. */
+export interface SourceRecord {
+  readonly offset: number;
+  readonly key: Uint8Array | null;
+  readonly value: Uint8Array;
+  /** Milliseconds since the epoch, as the source reports it. */
+  readonly timestamp: number;
+  readonly headers: Readonly<Record<string, Uint8Array>>;
+}
+
+/**
+ * A run of records of one partition. `span` covers every offset the batch
+ * accounts for, which can exceed `records.length`: a compacted topic or a
+ * transaction marker leaves offsets with no record, and committing past them
+ * is correct once the records around them are durable.
+ */
+export interface SourceBatch {
+  readonly span: OffsetSpan;
+  readonly records: readonly SourceRecord[];
+}
+
+/**
+ * Whether the origin can be read again. A replayable origin (a broker, files,
+ * a table) costs only reprocessing when our position is lost; a
+ * non-replayable one (an IPC or Flight stream, a socket) loses data unless its
+ * producer can resume from a token we kept.
+ */
+export type SourceOrigin =
+  | { readonly kind: 'replayable' }
+  | { readonly kind: 'non-replayable'; readonly resumable: boolean };
+
+interface SourceBase {
+  /** A stable name of the origin (a Kafka cluster id, a bucket, a host). It is hashed into every record id. */
+  readonly cluster: string;
+  readonly origin: SourceOrigin;
+  /** Yields batches until `signal` aborts or the source ends. */
+  batches(signal: AbortSignal): AsyncIterable<SourceBatch>;
+  /** Stops fetching the given partitions (backpressure); batches already yielded are unaffected. */
+  pause(partitions: readonly SourcePartition[]): void;
+  resume(partitions: readonly SourcePartition[]): void;
+  close(): Promise<void>;
+}
+
+/**
+ * The broker holds the position (a Kafka consumer group, a Pulsar
+ * subscription). `commit` stores `next` (the next offset to read) on the
+ * broker; the caller guarantees everything before `next` is durable in raw.
+ */
+export interface BrokerManagedSource extends SourceBase {
+  readonly regime: 'broker-managed';
+  commit(partition: SourcePartition, next: number): Promise<void>;
+}
+
+/**
+ * No broker holds the position (files, IPC streams, Kafka with manual
+ * assignment, Pulsar readers): the offset store keeps a cursor for it.
+ * `cursorAt` translates "everything before `next` is durable" into the
+ * source's own cursor; `seek` resumes from a stored cursor before the first
+ * call to `batches`.
+ */
+export interface StoreManagedSource extends SourceBase {
+  readonly regime: 'store-managed';
+  cursorAt(partition: SourcePartition, next: number): SourceCursor;
+  seek(cursor: SourceCursor): void;
+}
+
+/**
+ * A source declares its regime; the regime is a property of the source's
+ * configuration (Kafka in a group vs. Kafka with manual assignment), not of
+ * its transport.
+ */
+export type Source = BrokerManagedSource | StoreManagedSource;
+export type PositionRegime = Source['regime'];
+
+/** The facts about a source that topology validation decides on. */
+export interface SourceDescriptor {
+  readonly regime: PositionRegime;
+  readonly origin: SourceOrigin;
+}
