@@ -30,8 +30,12 @@ die() { log "ERROR: $*"; exit 1; }
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 port_open() { (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null; }
-# kill -0 alone would also accept a zombie (a broker that died while still our child).
-alive() { [[ -r "/proc/$1/stat" ]] && ! grep -q '^[^)]*) Z' "/proc/$1/stat"; }
+# Not `kill -0`: that also accepts a zombie (a broker that died while still our child).
+alive() {
+  local stat
+  stat="$(cat "/proc/$1/stat" 2>/dev/null)" || return 1
+  [[ "${stat##*) }" != Z* ]]
+}
 
 # pid of our broker if it is alive (checks the command line, not just the pid,
 # so a recycled pid is not mistaken for the broker).
@@ -40,7 +44,7 @@ broker_pid() {
   [[ -f "$PIDFILE" ]] || return 1
   pid="$(cat "$PIDFILE")"
   [[ -n "$pid" ]] && alive "$pid" || return 1
-  tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q "kafka.Kafka $CONF" || return 1
+  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF "kafka.Kafka $CONF" || return 1
   echo "$pid"
 }
 
@@ -61,9 +65,11 @@ resolve_jars() {
   local t0; t0="$(now)"
   rm -rf "$LIB.tmp"
   # Plugin version pinned: Maven 3.8's default dependency plugin is ancient.
-  mvn -B -q -Dstyle.color=never -f "$HERE/kafka/pom.xml" \
+  # sed: Debian's mvn 3.8 prints stray colour codes even with -q -B.
+  mvn -B -q -f "$HERE/kafka/pom.xml" \
     org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy-dependencies \
-    -DincludeScope=runtime -DoutputDirectory="$LIB.tmp" >&2 \
+    -DincludeScope=runtime -DoutputDirectory="$LIB.tmp" 2>&1 \
+    | sed 's/\x1b\[[0-9;]*m//g' >&2 \
     || die "mvn dependency:copy-dependencies failed (see above)"
   echo "$stamp" >"$LIB.tmp/.stamp"
   rm -rf "$LIB" && mv "$LIB.tmp" "$LIB"
@@ -128,10 +134,6 @@ fail() {
 }
 
 up() {
-  mkdir -p "$ROOT"
-  # Serialise concurrent `up`s (e.g. parallel test jobs) on one lock.
-  exec 9>"$ROOT/.lock"
-  flock 9
   local pid
   if pid="$(broker_pid)" && [[ -f "$READY" ]] && port_open "$PORT"; then
     log "already running (pid $pid)"
@@ -149,14 +151,15 @@ up() {
     if [[ ! -f "$DATA/meta.properties" ]]; then
       log "formatting KRaft storage in $DATA"
       rm -rf "$DATA"
-      "${TOOL[@]}" kafka.tools.StorageTool format --config "$CONF" \
-        --cluster-id "$CLUSTER_ID" >&2 || die "storage format failed"
+      local out
+      out="$("${TOOL[@]}" kafka.tools.StorageTool format --config "$CONF" \
+        --cluster-id "$CLUSTER_ID" 2>&1)" || { echo "$out" >&2; die "storage format failed"; }
     fi
     [[ -f "$LOG" ]] && mv -f "$LOG" "$LOG.prev"
     log "starting broker on $BROKERS (log: $LOG)"
     # setsid + nohup: the broker must outlive this script and its process group;
     # 9>&-: it must not inherit (and so forever hold) the flock.
-    setsid nohup "$JAVA" -Xms256m -Xmx512m -XX:+UseG1GC -XX:MaxGCPauseMillis=20 \
+    setsid nohup "$JAVA" -Xms256m -Xmx512m -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:+ExitOnOutOfMemoryError \
       -Djava.awt.headless=true -Dlog4j2.configurationFile="$LOG4J" \
       -cp "$LIB/*" kafka.Kafka "$CONF" </dev/null >"$LOG" 2>&1 9>&- &
     pid=$!
@@ -208,7 +211,11 @@ down() {
 }
 
 case "${1:-}" in
-  up) up ;;
-  down) down ;;
+  up | down) ;;
   *) echo "usage: $0 up|down" >&2; exit 2 ;;
 esac
+# Serialise concurrent calls (e.g. parallel test jobs running `up`) on one lock.
+mkdir -p "$ROOT"
+exec 9>"$ROOT/.lock"
+flock 9
+"$1"

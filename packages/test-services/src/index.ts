@@ -1,0 +1,2 @@
+export * from './service-env.js';
+export * from './unique-name.js';

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Starts the services the integration tests need (idempotent) and prints their
+# endpoints as `export NAME=value` lines, so `eval "$(pnpm -s services:up)"`
+# configures a shell. A service whose variables are already set is the user's
+# own: it is not started, and its variables are echoed back unchanged.
+# Any service that fails to start fails the whole command (CI never skips).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+# name -> the variable whose presence means "the user brought their own".
+declare -A own=(
+  [postgres]=THALWEG_PG_URL
+  [kafka]=THALWEG_KAFKA_BROKERS
+  [s3]=THALWEG_S3_ENDPOINT
+)
+declare -A pids=()
+
+for name in postgres kafka s3; do
+  var=${own[$name]}
+  if [ -n "${!var:-}" ]; then
+    echo "$name: using $var=${!var} from the environment" >&2
+    case $name in
+      s3)
+        for v in THALWEG_S3_ENDPOINT THALWEG_S3_REGION THALWEG_S3_ACCESS_KEY THALWEG_S3_SECRET_KEY; do
+          if [ -z "${!v:-}" ]; then echo "s3: $v must be set too when THALWEG_S3_ENDPOINT is" >&2; exit 1; fi
+          echo "export $v=${!v}" >>"$out/$name"
+        done
+        ;;
+      *) echo "export $var=${!var}" >"$out/$name" ;;
+    esac
+    continue
+  fi
+  bash "$here/$name.sh" up >"$out/$name" &
+  pids[$name]=$!
+done
+
+failed=()
+for name in "${!pids[@]}"; do
+  if ! wait "${pids[$name]}"; then failed+=("$name"); fi
+done
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "services:up failed: ${failed[*]} (see the messages above)" >&2
+  exit 1
+fi
+cat "$out/postgres" "$out/kafka" "$out/s3"
