@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import { InvalidInputError } from './errors.js';
 import { checkOffset, sourcePartition } from './offset-span.js';
 
@@ -7,6 +7,9 @@ export const RECORD_ID_COLUMN = '_twg_record_id';
 
 /** Bytes of a record id: the first 128 bits of a SHA-256 digest. */
 export const RECORD_ID_BYTES = 16;
+
+/** Up to this payload size the layout is hashed from one reused buffer. */
+const SMALL_PAYLOAD = 16 * 1024;
 
 /** Domain tag and layout version: ASCII "twg.rid1". */
 const DOMAIN_TAG = Buffer.from('twg.rid1', 'ascii');
@@ -66,6 +69,8 @@ export function recordIdHex(input: RecordIdInput): string {
 export class RecordIdHasher {
   private readonly prefix: Buffer;
   private readonly tail = Buffer.alloc(16);
+  /** prefix | tail | payload laid out once, for payloads up to SMALL_PAYLOAD. */
+  private scratch: Buffer;
 
   constructor(cluster: string, topic: string, partition: number) {
     sourcePartition(topic, partition);
@@ -79,10 +84,13 @@ export class RecordIdHasher {
     at += t.copy(prefix, at);
     prefix.writeUInt32BE(partition, at);
     this.prefix = prefix;
+    this.scratch = Buffer.alloc(prefix.length + 16 + 512);
+    prefix.copy(this.scratch, 0);
   }
 
   id(offset: number, payload: Uint8Array): Buffer {
     checkOffset(offset, 'offset');
+    if (payload.byteLength <= SMALL_PAYLOAD) return this.idSmall(offset, payload);
     const tail = this.tail;
     // Two u32 halves instead of BigInt: both values are safe integers.
     tail.writeUInt32BE(Math.floor(offset / 0x1_0000_0000), 0);
@@ -91,6 +99,27 @@ export class RecordIdHasher {
     tail.writeUInt32BE(payload.byteLength >>> 0, 12);
     const digest = createHash('sha256').update(this.prefix).update(tail).update(payload).digest();
     return digest.subarray(0, RECORD_ID_BYTES);
+  }
+
+  /**
+   * Small payloads: one contiguous buffer and the one-shot digest, because
+   * for a few hundred bytes the per-call cost of a Hash object dominates.
+   */
+  private idSmall(offset: number, payload: Uint8Array): Buffer {
+    const head = this.prefix.length;
+    const length = head + 16 + payload.byteLength;
+    if (this.scratch.length < length) {
+      const grown = Buffer.alloc(head + 16 + SMALL_PAYLOAD);
+      this.prefix.copy(grown, 0);
+      this.scratch = grown;
+    }
+    const s = this.scratch;
+    s.writeUInt32BE(Math.floor(offset / 0x1_0000_0000), head);
+    s.writeUInt32BE(offset >>> 0, head + 4);
+    s.writeUInt32BE(0, head + 8);
+    s.writeUInt32BE(payload.byteLength, head + 12);
+    s.set(payload, head + 16);
+    return hash('sha256', s.subarray(0, length), 'buffer').subarray(0, RECORD_ID_BYTES);
   }
 
   hex(offset: number, payload: Uint8Array): string {

@@ -1,0 +1,2 @@
+export * from './stream-watermarks.js';
+export * from './batch-sink.js';
