@@ -12,10 +12,10 @@ eval "$services"
 export THALWEG_PG_URL THALWEG_KAFKA_BROKERS THALWEG_S3_ENDPOINT THALWEG_S3_REGION THALWEG_S3_ACCESS_KEY THALWEG_S3_SECRET_KEY
 
 echo "== typecheck (tsc -b)" >&2
-pnpm -s typecheck
+pnpm typecheck
 echo "== lint" >&2
-pnpm -s lint
+pnpm lint
 echo "== format" >&2
-pnpm -s format:check
+pnpm format:check
 echo "== tests" >&2
 node scripts/run-tests.mjs "$@"

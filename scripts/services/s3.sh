@@ -57,7 +57,7 @@ print_exports() {
 
 OUR_CMDLINE="$VENV/bin/python $SERVE --host $HOST --port $PORT "
 
-cmdline_of() { tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null || true; }
+cmdline_of() { tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline" || true; }
 
 # pid of the server this script started, if it is still alive; else empty.
 # The pid file is the usual source; if it is gone (state folder wiped while

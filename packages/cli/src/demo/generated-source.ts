@@ -1,0 +1,93 @@
+import {
+  offsetSpan,
+  sourcePartition,
+  type SourceBatch,
+  type SourceCursor,
+  type SourcePartition,
+  type SourceRecord,
+  type StoreManagedSource,
+} from '@thalweg/connector-core';
+
+export interface GeneratedSourceOptions {
+  readonly topic: string;
+  readonly partitions: number;
+  readonly recordsPerPartition: number;
+  readonly batchSize: number;
+  readonly payloadBytes: number;
+}
+
+/**
+ * A replayable, store-managed source that generates records deterministically
+ * from (partition, offset): re-reading from a cursor yields the same bytes,
+ * so the record ids of a replay are the ids of the first read.
+ */
+export class GeneratedSource implements StoreManagedSource {
+  readonly regime = 'store-managed';
+  readonly origin = { kind: 'replayable' } as const;
+  readonly cluster = 'generated';
+  private readonly next: number[];
+  private readonly paused = new Set<number>();
+
+  constructor(private readonly options: GeneratedSourceOptions) {
+    this.next = Array.from({ length: options.partitions }, () => 0);
+  }
+
+  async *batches(signal: AbortSignal): AsyncIterable<SourceBatch> {
+    const { topic, partitions, recordsPerPartition, batchSize } = this.options;
+    for (;;) {
+      let produced = false;
+      for (let p = 0; p < partitions && !signal.aborted; p++) {
+        const start = this.next[p] ?? 0;
+        if (this.paused.has(p) || start >= recordsPerPartition) continue;
+        const end = Math.min(recordsPerPartition, start + batchSize);
+        const records: SourceRecord[] = [];
+        for (let o = start; o < end; o++) records.push(this.record(p, o));
+        this.next[p] = end;
+        produced = true;
+        yield { span: offsetSpan(topic, p, start, end), records };
+      }
+      if (!produced || signal.aborted) return;
+    }
+  }
+
+  cursorAt(partition: SourcePartition, next: number): SourceCursor {
+    return {
+      kind: 'page',
+      cursor: `${partition.partition}:${next}`,
+      watermark: null,
+      nextOffset: next,
+    };
+  }
+
+  seek(cursor: SourceCursor): void {
+    if (cursor.kind !== 'page' || cursor.cursor === null) {
+      throw new Error(`generated source cannot resume from a ${cursor.kind} cursor`);
+    }
+    const partition = Number(cursor.cursor.split(':')[0]);
+    sourcePartition(this.options.topic, partition);
+    this.next[partition] = cursor.nextOffset;
+  }
+
+  pause(partitions: readonly SourcePartition[]): void {
+    for (const p of partitions) this.paused.add(p.partition);
+  }
+
+  resume(partitions: readonly SourcePartition[]): void {
+    for (const p of partitions) this.paused.delete(p.partition);
+  }
+
+  async close(): Promise<void> {
+    this.next.fill(this.options.recordsPerPartition);
+  }
+
+  private record(partition: number, offset: number): SourceRecord {
+    const body = JSON.stringify({ partition, offset, note: 'x'.repeat(this.options.payloadBytes) });
+    return {
+      offset,
+      key: null,
+      value: Buffer.from(body, 'utf8'),
+      timestamp: 1_700_000_000_000 + offset,
+      headers: {},
+    };
+  }
+}
