@@ -24,24 +24,46 @@ export interface CursorKey {
   readonly partition: number;
 }
 
+/** Ranges of one destination to union into a tier. */
+export interface CoverageDelta {
+  readonly key: CoverageKey;
+  readonly ranges: readonly CoveredRange[];
+}
+
 /**
- * Gap-aware write coverage per sink, and the cursor of store-managed sources.
- * Every backend merges by union and never loses a recorded range; every
- * method that fails changes nothing.
+ * What every tier can do: union-merge ranges (never replace), read them back,
+ * and keep source cursors. A durable tier (Postgres, S3) is what a new owner
+ * reads after a rebalance and what recovery plans from.
+ *
+ * `merge` is for ranges that were already proven durable — by receipts passed
+ * to `CoverageStore.recordDurable`, or by a local tier being checkpointed.
  */
-export interface CoverageStore {
-  /** Records the spans of durable receipts as covered for their sinks. */
-  recordDurable(receipts: readonly DurableReceipt[]): Promise<void>;
+export interface CoverageTier {
+  merge(deltas: readonly CoverageDelta[]): Promise<void>;
   /** The covered ranges of one destination, in normal form. */
   covered(key: CoverageKey): Promise<RangeSet>;
-  /** What the destination is missing within `[from, to)`. */
-  gaps(key: CoverageKey, from: number, to: number): Promise<CoveredRange[]>;
-  /** Every destination this store holds coverage for. */
+  /** Every destination this tier holds coverage for. */
   destinations(): Promise<CoverageKey[]>;
-  /** Makes everything recorded so far durable in this store's durable tier. */
-  checkpoint(): Promise<void>;
-  /** Stores the position of a store-managed source (never of a broker-managed one). */
+  /**
+   * Stores the position of a store-managed source (never of a broker-managed
+   * one). A cursor never moves back: of two cursors the one with the higher
+   * `nextOffset` wins, because every writer saves only durable positions.
+   */
   saveCursor(key: CursorKey, cursor: SourceCursor): Promise<void>;
   loadCursor(key: CursorKey): Promise<SourceCursor | null>;
   close(): Promise<void>;
+}
+
+/**
+ * Gap-aware write coverage per sink, as a pipeline uses it. Every backend
+ * merges by union and never loses a recorded range; a call that fails
+ * changes nothing.
+ */
+export interface CoverageStore extends CoverageTier {
+  /** Records the spans of durable receipts as covered for their sinks. */
+  recordDurable(receipts: readonly DurableReceipt[]): Promise<void>;
+  /** What the destination is missing within `[from, to)`. */
+  gaps(key: CoverageKey, from: number, to: number): Promise<CoveredRange[]>;
+  /** Makes everything recorded so far durable in this store's durable tier. */
+  checkpoint(): Promise<void>;
 }

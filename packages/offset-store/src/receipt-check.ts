@@ -1,30 +1,73 @@
 import { DURABLE_KINDS, formatSpan, type SinkId } from '@thalweg/connector-core';
-import { checkRange } from './covered-range.js';
-import type { DurableReceipt } from './coverage-store.js';
+import { checkRange, type CoveredRange } from './covered-range.js';
+import type { CoverageDelta, CoverageKey, DurableReceipt } from './coverage-store.js';
 import { CoverageError } from './errors.js';
 
 /**
  * The checks every backend runs on a whole call before writing anything, so
  * that a refused call changes nothing: the sink is known, the receipt proves
  * durability (JavaScript callers bypass the type), the span is a valid range.
+ * Returns the receipts grouped into one delta per destination.
  */
-export function checkReceipt(r: DurableReceipt, sinks: ReadonlySet<SinkId>): void {
-  checkSink(r.sink, sinks);
-  if (!(DURABLE_KINDS as readonly string[]).includes(r.durability)) {
+export function deltasFromReceipts(
+  receipts: readonly DurableReceipt[],
+  sinks: ReadonlySet<SinkId>,
+): CoverageDelta[] {
+  const byKey = new Map<string, { key: CoverageKey; ranges: CoveredRange[] }>();
+  for (const r of receipts) {
+    checkSink(r.sink, sinks);
+    if (!(DURABLE_KINDS as readonly string[]).includes(r.durability)) {
+      throw new CoverageError(
+        'TWG_COVERAGE_NOT_DURABLE',
+        `receipt for ${formatSpan(r.span)} of sink "${r.sink}" has durability "${r.durability}", ` +
+          'which does not prove a durable acknowledgement; coverage recorded from it could over-claim',
+      );
+    }
+    const key = { sink: r.sink, topic: r.span.topic, partition: r.span.partition };
+    checkKey(key, sinks);
+    checkRange(r.span.start, r.span.end, `receipt(${r.sink}).span`);
+    const id = coverageKeyId(key);
+    let entry = byKey.get(id);
+    if (entry === undefined) byKey.set(id, (entry = { key, ranges: [] }));
+    entry.ranges.push({ start: r.span.start, end: r.span.end });
+  }
+  return [...byKey.values()];
+}
+
+/** Validates deltas handed straight to a tier (a checkpoint, a test). */
+export function checkDeltas(deltas: readonly CoverageDelta[], sinks: ReadonlySet<SinkId>): void {
+  for (const d of deltas) {
+    checkKey(d.key, sinks);
+    for (const r of d.ranges) checkRange(r.start, r.end, `delta(${d.key.sink}).range`);
+  }
+}
+
+export function checkKey(key: CoverageKey, sinks: ReadonlySet<SinkId>): void {
+  checkSink(key.sink, sinks);
+  if (typeof key.topic !== 'string' || key.topic.length === 0 || key.topic.includes('\u0000')) {
     throw new CoverageError(
-      'TWG_COVERAGE_NOT_DURABLE',
-      `receipt for ${formatSpan(r.span)} of sink "${r.sink}" has durability "${r.durability}", ` +
-        'which does not prove a durable acknowledgement; coverage recorded from it could over-claim',
+      'TWG_COVERAGE_RANGE_INVALID',
+      `topic: ${JSON.stringify(key.topic)} must be a non-empty string without NUL`,
     );
   }
-  checkRange(r.span.start, r.span.end, `receipt(${r.sink}).span`);
+  if (!Number.isSafeInteger(key.partition) || key.partition < 0 || key.partition > 0x7fffffff) {
+    throw new CoverageError(
+      'TWG_COVERAGE_RANGE_INVALID',
+      `partition: ${String(key.partition)} is not a partition number in [0, 2^31)`,
+    );
+  }
 }
 
 export function checkSink(sink: SinkId, sinks: ReadonlySet<SinkId>): void {
   if (!sinks.has(sink)) {
     throw new CoverageError(
       'TWG_COVERAGE_UNKNOWN_SINK',
-      `sink "${sink}" is not one of this store's sinks (${[...sinks].join(', ')})`,
+      `sink "${sink}" is not one of this store's sinks (${[...sinks].join(', ') || 'none'})`,
     );
   }
+}
+
+/** A map key for a destination; NUL cannot occur in a sink id or topic. */
+export function coverageKeyId(key: CoverageKey): string {
+  return `${key.sink}\u0000${key.topic}\u0000${key.partition}`;
 }

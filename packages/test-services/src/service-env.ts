@@ -1,6 +1,6 @@
 /**
  * Integration tests read their endpoints from THALWEG_* variables, set either
- * by `eval "$(pnpm -s services:up)"` (the repo's own services on loopback) or
+ * by `eval "$(pnpm services:up)"` (the repo's own services on loopback) or
  * by the user to point at services of their own. A missing variable is a
  * failure with the fix in the message, never a skipped test.
  */
@@ -8,7 +8,7 @@ export class MissingServiceError extends Error {
   constructor(variable: string, service: string) {
     super(
       `${variable} is not set, so the ${service} integration tests have nothing to run against. ` +
-        `Run \`eval "$(pnpm -s services:up)"\` first (pnpm test:all does), ` +
+        `Run \`eval "$(pnpm services:up)"\` first (pnpm test:all does), ` +
         `or set ${variable} to a ${service} of your own.`,
     );
     this.name = 'MissingServiceError';

@@ -1,0 +1,248 @@
+import pg from 'pg';
+import type { OffsetSpan, SinkId, SourceCursor } from '@thalweg/connector-core';
+import { CoverageBackend } from '../coverage-backend.js';
+import type { CoverageDelta, CoverageKey, CursorKey } from '../coverage-store.js';
+import { CoverageError } from '../errors.js';
+import { RangeSet } from '../range-set.js';
+import { checkDeltas } from '../receipt-check.js';
+import { migrate, SCHEMA_VERSION, tables, type Tables } from './postgres-schema.js';
+
+export interface PostgresCoverageOptions {
+  /** A pool the caller owns, or a connection string for a pool this store owns. */
+  readonly pool: pg.Pool | string;
+  /** The schema holding the tables (colocate it with raw's tables). */
+  readonly schema?: string;
+  readonly sinks: readonly SinkId[];
+}
+
+/**
+ * The durable tier in PostgreSQL: one row per covered range, merged by union
+ * in SQL. Merges of one destination are serialised across every process by a
+ * transaction-scoped advisory lock, so the rows stay in normal form; even
+ * without it the read side would union overlapping rows, never lose one.
+ */
+export class PostgresCoverage extends CoverageBackend {
+  private constructor(
+    private readonly pool: pg.Pool,
+    private readonly ownsPool: boolean,
+    private readonly schema: string,
+    private readonly t: Tables,
+    sinks: readonly SinkId[],
+  ) {
+    super(sinks);
+  }
+
+  static async open(options: PostgresCoverageOptions): Promise<PostgresCoverage> {
+    const schema = options.schema ?? 'public';
+    const t = tables(schema);
+    const owns = typeof options.pool === 'string';
+    const pool =
+      typeof options.pool === 'string'
+        ? new pg.Pool({ connectionString: options.pool, max: 4 })
+        : options.pool;
+    try {
+      const client = await pool.connect();
+      try {
+        await migrate(client, schema);
+      } finally {
+        client.release();
+      }
+    } catch (e) {
+      if (owns) await pool.end();
+      throw e instanceof CoverageError
+        ? e
+        : new CoverageError(
+            'TWG_COVERAGE_BACKEND',
+            `cannot prepare the coverage schema "${schema}"`,
+            e,
+          );
+    }
+    return new PostgresCoverage(pool, owns, schema, t, options.sinks);
+  }
+
+  /**
+   * Records coverage inside a transaction the caller holds, so a
+   * transactional sink commits its rows and their coverage together: the
+   * commit IS the durable acknowledgement, and a rollback takes both back
+   * (the exactly-once path). The caller runs `begin`/`commit`.
+   */
+  async recordInTransaction(
+    client: pg.ClientBase,
+    sink: SinkId,
+    spans: readonly OffsetSpan[],
+  ): Promise<void> {
+    this.ensureOpen();
+    const deltas = spans.map((s) => ({
+      key: { sink, topic: s.topic, partition: s.partition },
+      ranges: [{ start: s.start, end: s.end }],
+    }));
+    checkDeltas(deltas, this.sinks);
+    await this.checkVersion(client);
+    for (const d of deltas) await this.mergeOne(client, d);
+  }
+
+  protected async mergeChecked(deltas: readonly CoverageDelta[]): Promise<void> {
+    await this.transaction(async (client) => {
+      await this.checkVersion(client);
+      for (const d of deltas) if (d.ranges.length > 0) await this.mergeOne(client, d);
+    });
+  }
+
+  protected async read(key: CoverageKey): Promise<RangeSet> {
+    const rows = await this.query<{ s: string; e: string }>(
+      `select start_offset as s, end_offset as e from ${this.t.coverage} where sink = $1 and topic = $2 and partition = $3 order by start_offset`,
+      [key.sink, key.topic, key.partition],
+    );
+    return RangeSet.of(rows.map((r) => ({ start: safe(r.s, key), end: safe(r.e, key) })));
+  }
+
+  protected async listDestinations(): Promise<CoverageKey[]> {
+    const rows = await this.query<{ sink: string; topic: string; partition: number }>(
+      `select distinct sink, topic, partition from ${this.t.coverage} order by sink, topic, partition`,
+    );
+    return rows.map((r) => ({ sink: r.sink as SinkId, topic: r.topic, partition: r.partition }));
+  }
+
+  protected async writeCursor(key: CursorKey, cursor: SourceCursor): Promise<void> {
+    // Never back: a lower next_offset does not replace a higher one (laterCursor).
+    await this.query(
+      `insert into ${this.t.cursor} as c (source, topic, partition, next_offset, cursor) values ($1, $2, $3, $4, $5)
+       on conflict (source, topic, partition) do update
+         set next_offset = excluded.next_offset, cursor = excluded.cursor, updated_at = now()
+         where c.next_offset <= excluded.next_offset`,
+      [key.source, key.topic, key.partition, cursor.nextOffset, JSON.stringify(cursor)],
+    );
+  }
+
+  protected async readCursor(key: CursorKey): Promise<SourceCursor | null> {
+    const rows = await this.query<{ cursor: SourceCursor }>(
+      `select cursor from ${this.t.cursor} where source = $1 and topic = $2 and partition = $3`,
+      [key.source, key.topic, key.partition],
+    );
+    return rows[0]?.cursor ?? null;
+  }
+
+  protected async release(): Promise<void> {
+    if (this.ownsPool) await this.pool.end();
+  }
+
+  /**
+   * Union merge of one destination in one statement: delete every stored
+   * range that overlaps or touches the incoming ones' span, then insert the
+   * islands of incoming ∪ deleted (gaps-and-islands over the sorted ranges:
+   * a range starts a new island only when it begins after everything before
+   * it has ended). Ranges between incoming ones are deleted and re-inserted
+   * unchanged, so nothing can be lost or widened.
+   */
+  private async mergeOne(client: pg.ClientBase, d: CoverageDelta): Promise<void> {
+    const { sink, topic, partition } = d.key;
+    await client.query('select pg_advisory_xact_lock(hashtextextended($1, 0))', [
+      `twg-coverage:${this.schema}:${sink}:${topic}:${partition}`,
+    ]);
+    await client.query(
+      `with incoming(s, e) as (select * from unnest($4::bigint[], $5::bigint[])),
+       bounds as (select min(s) as lo, max(e) as hi from incoming),
+       touched as (
+         delete from ${this.t.coverage} c using bounds b
+         where c.sink = $1 and c.topic = $2 and c.partition = $3 and c.end_offset >= b.lo and c.start_offset <= b.hi
+         returning c.start_offset as s, c.end_offset as e
+       ),
+       everything as (select s, e from incoming union all select s, e from touched),
+       ordered as (
+         select s, e, max(e) over (order by s, e rows between unbounded preceding and 1 preceding) as reach
+         from everything
+       ),
+       islands as (
+         select s, e, sum(case when reach is null or s > reach then 1 else 0 end) over (order by s, e) as island
+         from ordered
+       )
+       insert into ${this.t.coverage} (sink, topic, partition, start_offset, end_offset)
+       select $1, $2, $3, min(s), max(e) from islands group by island`,
+      [sink, topic, partition, d.ranges.map((r) => r.start), d.ranges.map((r) => r.end)],
+    );
+  }
+
+  private async checkVersion(client: pg.ClientBase): Promise<void> {
+    const found = await client.query<{ version: number }>(
+      `select version from ${this.t.meta} where id = 1`,
+    );
+    const version = found.rows[0]?.version ?? 0;
+    if (version !== SCHEMA_VERSION) {
+      throw new CoverageError(
+        version > SCHEMA_VERSION ? 'TWG_COVERAGE_SCHEMA_NEWER' : 'TWG_COVERAGE_CORRUPT',
+        `${this.t.meta} is at schema version ${version}; this code writes ${SCHEMA_VERSION}; nothing was recorded`,
+      );
+    }
+  }
+
+  private async transaction(work: (client: pg.PoolClient) => Promise<void>): Promise<void> {
+    const client = await this.connect();
+    let failure: unknown = null;
+    try {
+      await client.query('begin');
+      await work(client);
+      await client.query('commit');
+    } catch (e) {
+      failure = e;
+      await client.query('rollback').catch(() => undefined);
+      throw e instanceof CoverageError
+        ? e
+        : new CoverageError(
+            'TWG_COVERAGE_BACKEND',
+            'the coverage transaction failed and was rolled back; nothing was recorded',
+            e,
+          );
+    } finally {
+      // After any failure the client is destroyed rather than pooled: it may
+      // be a connection the server killed, which must not serve the retry.
+      client.release(failure === null ? undefined : toError(failure));
+    }
+  }
+
+  private async query<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<R[]> {
+    try {
+      return (await this.pool.query<R>(text, values)).rows;
+    } catch (e) {
+      throw new CoverageError(
+        'TWG_COVERAGE_BACKEND',
+        `coverage query failed: ${text.split('\n')[0] ?? ''}`,
+        e,
+      );
+    }
+  }
+
+  private async connect(): Promise<pg.PoolClient> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (e) {
+      throw new CoverageError('TWG_COVERAGE_BACKEND', 'cannot connect to PostgreSQL', e);
+    }
+    // A connection killed by the server emits 'error' on its client, possibly
+    // after the failed query was reported and the client released; without a
+    // listener that event would crash the process. The failure itself is
+    // already surfaced by the query, so the lasting listener only absorbs it.
+    if (!guarded.has(client)) {
+      guarded.add(client);
+      client.on('error', () => undefined);
+    }
+    return client;
+  }
+}
+
+const guarded = new WeakSet<pg.PoolClient>();
+
+function toError(e: unknown): Error {
+  return e instanceof Error ? e : new Error(String(e));
+}
+
+function safe(value: string, key: CoverageKey): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n)) {
+    throw new CoverageError(
+      'TWG_COVERAGE_CORRUPT',
+      `stored offset ${value} of ${key.sink}/${key.topic}/${key.partition} is beyond 2^53`,
+    );
+  }
+  return n;
+}

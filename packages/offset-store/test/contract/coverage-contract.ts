@@ -1,0 +1,223 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { offsetSpan, sinkId, type Receipt, type SinkId } from '@thalweg/connector-core';
+import type { CoverageStore, DurableReceipt } from '../../src/coverage-store.js';
+import { CoverageError } from '../../src/errors.js';
+
+export interface ContractFixture {
+  readonly store: CoverageStore;
+  /** Closes the store and opens the same storage again (persistent backends only). */
+  readonly reopen?: () => Promise<CoverageStore>;
+}
+
+export interface ContractBackend {
+  /** A store over fresh, isolated storage, knowing `sinks`. */
+  fresh(sinks: readonly SinkId[]): Promise<ContractFixture>;
+  /** Runs of the randomised model test (real backends are slower). */
+  readonly propertyRuns?: number;
+  /** Whether the storage outlives the store object (every backend but in-memory). */
+  readonly persistent: boolean;
+}
+
+export const A = sinkId('sink-a');
+export const B = sinkId('sink-b');
+
+export function receipt(
+  sink: SinkId,
+  start: number,
+  end: number,
+  topic = 'orders',
+  partition = 0,
+): DurableReceipt {
+  return {
+    sink,
+    span: offsetSpan(topic, partition, start, end),
+    durability: 'transaction-commit',
+    records: end - start,
+    bytes: 0,
+    submittedAt: 0,
+    confirmedAt: 0,
+  };
+}
+
+const key = (sink: SinkId, topic = 'orders', partition = 0) => ({ sink, topic, partition });
+
+/**
+ * The behaviour every CoverageStore backend must show, run against each of
+ * them (in memory, LevelDB, PostgreSQL, S3, and the write-behind pair).
+ */
+export function describeCoverageContract(name: string, backend: ContractBackend): void {
+  describe(`CoverageStore contract: ${name}`, () => {
+    it('records durable receipts and lists the gaps below a bound', async () => {
+      const { store } = await backend.fresh([A]);
+      await store.recordDurable([receipt(A, 0, 10), receipt(A, 20, 30)]);
+      expect((await store.covered(key(A))).ranges()).toEqual([
+        { start: 0, end: 10 },
+        { start: 20, end: 30 },
+      ]);
+      expect(await store.gaps(key(A), 0, 40)).toEqual([
+        { start: 10, end: 20 },
+        { start: 30, end: 40 },
+      ]);
+      await store.close();
+    });
+
+    it('merges by union across calls: adjacent ranges join, gaps stay open, repeats change nothing', async () => {
+      const { store } = await backend.fresh([A]);
+      await store.recordDurable([receipt(A, 10, 20)]);
+      await store.recordDurable([receipt(A, 0, 10), receipt(A, 25, 30)]);
+      await store.recordDurable([receipt(A, 5, 15), receipt(A, 0, 10)]);
+      expect((await store.covered(key(A))).ranges()).toEqual([
+        { start: 0, end: 20 },
+        { start: 25, end: 30 },
+      ]);
+      await store.close();
+    });
+
+    it('keeps destinations apart: sinks, topics and partitions', async () => {
+      const { store } = await backend.fresh([A, B]);
+      await store.recordDurable([
+        receipt(A, 0, 5),
+        receipt(B, 5, 10),
+        receipt(A, 100, 200, 'orders', 1),
+        receipt(A, 7, 9, 'payments', 0),
+      ]);
+      expect((await store.covered(key(A))).ranges()).toEqual([{ start: 0, end: 5 }]);
+      expect((await store.covered(key(B))).ranges()).toEqual([{ start: 5, end: 10 }]);
+      expect((await store.covered(key(A, 'orders', 1))).ranges()).toEqual([
+        { start: 100, end: 200 },
+      ]);
+      expect((await store.covered(key(A, 'payments'))).ranges()).toEqual([{ start: 7, end: 9 }]);
+      const listed = (await store.destinations())
+        .map((k) => `${k.sink}/${k.topic}/${k.partition}`)
+        .sort();
+      expect(listed).toEqual([
+        'sink-a/orders/0',
+        'sink-a/orders/1',
+        'sink-a/payments/0',
+        'sink-b/orders/0',
+      ]);
+      await store.close();
+    });
+
+    it('never claims an offset nobody recorded (random model test)', async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(
+            fc.array(
+              fc
+                .tuple(fc.nat(300), fc.integer({ min: 1, max: 40 }))
+                .map(([s, n]) => [s, s + n] as const),
+              { minLength: 1, maxLength: 6 },
+            ),
+            { minLength: 1, maxLength: 6 },
+          ),
+          async (calls) => {
+            const { store } = await backend.fresh([A]);
+            const truth = new Set<number>();
+            for (const call of calls) {
+              await store.recordDurable(call.map(([s, e]) => receipt(A, s, e)));
+              for (const [s, e] of call) for (let o = s; o < e; o++) truth.add(o);
+            }
+            const covered = await store.covered(key(A));
+            for (let o = 0; o < 345; o++) expect(covered.contains(o)).toBe(truth.has(o));
+            await store.close();
+          },
+        ),
+        { numRuns: backend.propertyRuns ?? 50 },
+      );
+    });
+
+    it('refuses a whole call naming an unknown sink, and records nothing from it', async () => {
+      const { store } = await backend.fresh([A]);
+      await store.recordDurable([receipt(A, 0, 10)]);
+      const err = await store
+        .recordDurable([receipt(A, 10, 20), receipt(sinkId('ghost'), 0, 1)])
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(CoverageError);
+      expect(err).toMatchObject({ code: 'TWG_COVERAGE_UNKNOWN_SINK' });
+      expect((err as Error).message).toMatch(/sink "ghost"/);
+      expect((await store.covered(key(A))).ranges()).toEqual([{ start: 0, end: 10 }]);
+      await expect(store.covered(key(sinkId('ghost')))).rejects.toMatchObject({
+        code: 'TWG_COVERAGE_UNKNOWN_SINK',
+      });
+      await store.close();
+    });
+
+    it('refuses receipts that do not prove durability, and inverted or negative ranges', async () => {
+      const { store } = await backend.fresh([A]);
+      const accepted: Receipt = { ...receipt(A, 0, 10), durability: 'none' };
+      await expect(store.recordDurable([accepted as DurableReceipt])).rejects.toMatchObject({
+        code: 'TWG_COVERAGE_NOT_DURABLE',
+      });
+      const inverted = {
+        ...receipt(A, 0, 10),
+        span: { topic: 'orders', partition: 0, start: 9, end: 3 },
+      };
+      await expect(store.recordDurable([receipt(A, 50, 60), inverted])).rejects.toMatchObject({
+        code: 'TWG_COVERAGE_RANGE_INVALID',
+      });
+      await expect(store.merge([{ key: key(A), ranges: [{ start: -4, end: 2 }] }])).rejects.toThrow(
+        /start: -4/,
+      );
+      expect((await store.covered(key(A))).rangeCount).toBe(0);
+      await store.close();
+    });
+
+    it('keeps cursors per source partition and never moves one back', async () => {
+      const { store } = await backend.fresh([A]);
+      const at = { source: 'files', topic: 'events', partition: 0 };
+      expect(await store.loadCursor(at)).toBeNull();
+      const cursor = (nextOffset: number, file: string) =>
+        ({
+          kind: 'file-set',
+          files: ['a.ndjson', 'b.ndjson'],
+          file,
+          position: nextOffset * 10,
+          nextOffset,
+        }) as const;
+      await store.saveCursor(at, cursor(7, 'a.ndjson'));
+      await store.saveCursor(at, cursor(12, 'b.ndjson'));
+      await store.saveCursor(at, cursor(9, 'a.ndjson'));
+      expect(await store.loadCursor(at)).toEqual(cursor(12, 'b.ndjson'));
+      expect(await store.loadCursor({ ...at, partition: 1 })).toBeNull();
+      await expect(store.saveCursor(at, { ...cursor(3, 'a'), nextOffset: -1 })).rejects.toThrow(
+        /nextOffset: -1/,
+      );
+      await store.close();
+    });
+
+    it('refuses use after close', async () => {
+      const { store } = await backend.fresh([A]);
+      await store.close();
+      await expect(store.recordDurable([receipt(A, 0, 1)])).rejects.toMatchObject({
+        code: 'TWG_COVERAGE_CLOSED',
+      });
+    });
+
+    if (!backend.persistent) return;
+
+    it('holds coverage and cursors across a reopen', async () => {
+      const fixture = await backend.fresh([A]);
+      if (fixture.reopen === undefined)
+        throw new Error(`${name} is persistent but its fixture cannot reopen`);
+      await fixture.store.recordDurable([receipt(A, 0, 10), receipt(A, 30, 40)]);
+      await fixture.store.saveCursor(
+        { source: 's', topic: 't', partition: 0 },
+        { kind: 'stream-token', token: 'x', nextOffset: 4 },
+      );
+      await fixture.store.checkpoint();
+      const again = await fixture.reopen();
+      expect((await again.covered(key(A))).ranges()).toEqual([
+        { start: 0, end: 10 },
+        { start: 30, end: 40 },
+      ]);
+      expect(await again.loadCursor({ source: 's', topic: 't', partition: 0 })).toEqual({
+        kind: 'stream-token',
+        token: 'x',
+        nextOffset: 4,
+      });
+      await again.close();
+    });
+  });
+}

@@ -1,0 +1,105 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { LevelDbCoverage } from '../../src/leveldb/leveldb-coverage.js';
+import { A, describeCoverageContract, receipt } from '../contract/coverage-contract.js';
+
+const dirs: string[] = [];
+async function location(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'twg-leveldb-'));
+  dirs.push(dir);
+  return dir;
+}
+afterAll(async () => {
+  await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
+});
+
+describeCoverageContract('LevelDB local tier', {
+  persistent: true,
+  propertyRuns: 30,
+  fresh: async (sinks) => {
+    const at = await location();
+    const store = await LevelDbCoverage.open({ location: at, sinks });
+    return {
+      store,
+      reopen: async () => {
+        await store.close();
+        return LevelDbCoverage.open({ location: at, sinks });
+      },
+    };
+  },
+});
+
+describe('LevelDB local tier', () => {
+  it('stores one key per range and merges adjacent ranges into one entry', async () => {
+    const at = await location();
+    const store = await LevelDbCoverage.open({ location: at, sinks: [A] });
+    await store.recordDurable([receipt(A, 0, 10), receipt(A, 20, 30)]);
+    await store.recordDurable([receipt(A, 10, 20)]);
+    const d = await store.diagnostics();
+    expect(d.destinations).toEqual([
+      { key: { sink: A, topic: 'orders', partition: 0 }, ranges: 1, offsets: 30, innerGaps: [] },
+    ]);
+    await store.close();
+    // The raw key count proves the merge wrote one entry and deleted the others.
+    const { ClassicLevel } = await import('classic-level');
+    const db = new ClassicLevel<Buffer, Buffer>(at, {
+      keyEncoding: 'buffer',
+      valueEncoding: 'buffer',
+    });
+    let ranges = 0;
+    for await (const k of db.keys()) if (k[0] === 0x01) ranges += 1;
+    await db.close();
+    expect(ranges).toBe(1);
+  });
+
+  it('logs what the durable tier lacks until it is checkpointed, and reports drift', async () => {
+    const store = await LevelDbCoverage.open({ location: await location(), sinks: [A] });
+    await store.recordDurable([receipt(A, 0, 10)]);
+    await store.recordDurable([receipt(A, 20, 30)]);
+    await store.saveCursor(
+      { source: 'f', topic: 't', partition: 0 },
+      { kind: 'page', cursor: 'c', watermark: null, nextOffset: 3 },
+    );
+    const pending = await store.unflushed();
+    expect(pending.deltas.flatMap((d) => d.ranges)).toEqual([
+      { start: 0, end: 10 },
+      { start: 20, end: 30 },
+    ]);
+    expect(pending.cursors).toHaveLength(1);
+    expect((await store.diagnostics()).unflushedEntries).toBe(3);
+    expect((await store.diagnostics()).destinations[0]?.innerGaps).toEqual([
+      { start: 10, end: 20 },
+    ]);
+
+    await store.recordDurable([receipt(A, 40, 50)]);
+    await store.markCheckpointed(pending.throughSeq, 1234);
+    const left = await store.unflushed();
+    expect(left.deltas.flatMap((d) => d.ranges)).toEqual([{ start: 40, end: 50 }]);
+    expect((await store.diagnostics()).lastCheckpointAt).toBe(1234);
+    await store.close();
+  });
+
+  it('refuses a second process (or opener) of the same directory', async () => {
+    const at = await location();
+    const first = await LevelDbCoverage.open({ location: at, sinks: [A] });
+    await expect(LevelDbCoverage.open({ location: at, sinks: [A] })).rejects.toMatchObject({
+      code: 'TWG_COVERAGE_BACKEND',
+    });
+    await first.close();
+  });
+
+  it('serialises concurrent merges so none is lost in memory or on disk', async () => {
+    const at = await location();
+    const store = await LevelDbCoverage.open({ location: at, sinks: [A] });
+    await Promise.all(
+      Array.from({ length: 50 }, (_, i) => store.recordDurable([receipt(A, i * 2, i * 2 + 1)])),
+    );
+    expect((await store.covered({ sink: A, topic: 'orders', partition: 0 })).rangeCount).toBe(50);
+    await store.close();
+    const again = await LevelDbCoverage.open({ location: at, sinks: [A] });
+    expect((await again.covered({ sink: A, topic: 'orders', partition: 0 })).offsetCount).toBe(50);
+    await again.close();
+  });
+});
