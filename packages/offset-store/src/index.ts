@@ -6,4 +6,6 @@ export * from './coverage-backend.js';
 export * from './in-memory-coverage.js';
 export * from './leveldb/leveldb-coverage.js';
 export * from './postgres/postgres-coverage.js';
+export * from './s3/s3-coverage.js';
+export * from './write-behind-coverage.js';
 export { SCHEMA_VERSION as POSTGRES_SCHEMA_VERSION } from './postgres/postgres-schema.js';

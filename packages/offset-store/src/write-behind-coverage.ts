@@ -1,0 +1,156 @@
+import type { SourceCursor } from '@thalweg/connector-core';
+import type { CoveredRange } from './covered-range.js';
+import type {
+  CoverageDelta,
+  CoverageKey,
+  CoverageStore,
+  CoverageTier,
+  CursorKey,
+  DurableReceipt,
+} from './coverage-store.js';
+import { laterCursor } from './cursor-check.js';
+import { CoverageError } from './errors.js';
+import type { LevelDbCoverage, LocalDiagnostics } from './leveldb/leveldb-coverage.js';
+import { RangeSet } from './range-set.js';
+import { coverageKeyId } from './receipt-check.js';
+
+export interface WriteBehindOptions {
+  readonly local: LevelDbCoverage;
+  readonly durable: CoverageTier;
+  /** How often the local tier is checkpointed: the replay a lost pod costs. */
+  readonly checkpointIntervalMs: number;
+  /** Wall clock in ms; injectable for tests. */
+  readonly now?: () => number;
+  /** Called when a periodic checkpoint fails; the next one retries everything still unflushed. */
+  readonly onCheckpointError?: (error: unknown) => void;
+}
+
+export interface WriteBehindDiagnostics extends LocalDiagnostics {
+  readonly msSinceCheckpoint: number | null;
+  readonly lastCheckpointError: string | null;
+}
+
+/**
+ * The local tier in front of a durable tier. Coverage is recorded locally
+ * (cheap, inspectable) and checkpointed to the durable tier on an interval
+ * and at close. Losing the pod costs at most one interval of replay: what it
+ * had not checkpointed is missing from the durable tier (lag), never claimed
+ * without having been written (lead). Reads union both tiers — every range in
+ * either was recorded from a durable acknowledgement.
+ *
+ * A new owner after a rebalance builds its own WriteBehindCoverage: its local
+ * tier knows nothing of the partition, so it sees exactly the durable tier.
+ */
+export class WriteBehindCoverage implements CoverageStore {
+  private readonly timer: NodeJS.Timeout;
+  private readonly now: () => number;
+  private running: Promise<void> | null = null;
+  private lastError: string | null = null;
+  private closed = false;
+
+  constructor(private readonly options: WriteBehindOptions) {
+    if (!(options.checkpointIntervalMs > 0)) {
+      throw new CoverageError(
+        'TWG_COVERAGE_RANGE_INVALID',
+        'checkpointIntervalMs: must be a positive number of milliseconds',
+      );
+    }
+    this.now = options.now ?? Date.now;
+    this.timer = setInterval(() => {
+      this.checkpoint().catch((e: unknown) => options.onCheckpointError?.(e));
+    }, options.checkpointIntervalMs);
+    this.timer.unref();
+  }
+
+  recordDurable(receipts: readonly DurableReceipt[]): Promise<void> {
+    return this.options.local.recordDurable(receipts);
+  }
+
+  merge(deltas: readonly CoverageDelta[]): Promise<void> {
+    return this.options.local.merge(deltas);
+  }
+
+  async covered(key: CoverageKey): Promise<RangeSet> {
+    const [local, durable] = await Promise.all([
+      this.options.local.covered(key),
+      this.options.durable.covered(key),
+    ]);
+    return RangeSet.union(local, durable);
+  }
+
+  async gaps(key: CoverageKey, from: number, to: number): Promise<CoveredRange[]> {
+    return (await this.covered(key)).gaps(from, to);
+  }
+
+  async destinations(): Promise<CoverageKey[]> {
+    const all = [
+      ...(await this.options.local.destinations()),
+      ...(await this.options.durable.destinations()),
+    ];
+    return [...new Map(all.map((k) => [coverageKeyId(k), k])).values()];
+  }
+
+  saveCursor(key: CursorKey, cursor: SourceCursor): Promise<void> {
+    return this.options.local.saveCursor(key, cursor);
+  }
+
+  async loadCursor(key: CursorKey): Promise<SourceCursor | null> {
+    const [local, durable] = await Promise.all([
+      this.options.local.loadCursor(key),
+      this.options.durable.loadCursor(key),
+    ]);
+    if (local === null) return durable;
+    return laterCursor(durable, local);
+  }
+
+  /** Pushes everything the local tier holds beyond the last checkpoint to the durable tier. */
+  checkpoint(): Promise<void> {
+    if (this.closed)
+      return Promise.reject(
+        new CoverageError('TWG_COVERAGE_CLOSED', 'the coverage store is closed'),
+      );
+    // One checkpoint at a time; a caller arriving during one waits for it and runs its own.
+    const previous = this.running ?? Promise.resolve();
+    const run = previous.catch(() => undefined).then(() => this.checkpointOnce());
+    this.running = run;
+    return run;
+  }
+
+  async diagnostics(): Promise<WriteBehindDiagnostics> {
+    const local = await this.options.local.diagnostics();
+    return {
+      ...local,
+      msSinceCheckpoint:
+        local.lastCheckpointAt === null ? null : this.now() - local.lastCheckpointAt,
+      lastCheckpointError: this.lastError,
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    clearInterval(this.timer);
+    try {
+      await this.checkpoint();
+    } finally {
+      this.closed = true;
+      await this.options.local.close();
+      await this.options.durable.close();
+    }
+  }
+
+  private async checkpointOnce(): Promise<void> {
+    const pending = await this.options.local.unflushed();
+    if (pending.throughSeq < 0) return;
+    try {
+      // Durable first, then forget locally: a crash in between re-sends
+      // ranges the durable tier already has, which the union absorbs.
+      if (pending.deltas.length > 0) await this.options.durable.merge(pending.deltas);
+      for (const c of pending.cursors) await this.options.durable.saveCursor(c.key, c.cursor);
+      await this.options.local.markCheckpointed(pending.throughSeq, this.now());
+      this.lastError = null;
+    } catch (e) {
+      this.lastError = e instanceof Error ? e.message : String(e);
+      throw e;
+    }
+  }
+}
