@@ -46,22 +46,38 @@ export class RangeSet {
 
   /** Adds `[start, end)`. Returns true when the set gained offsets. */
   add(start: number, end: number): boolean {
+    return this.addTracked(start, end) !== null;
+  }
+
+  /**
+   * Adds `[start, end)` and reports the change: the stored ranges it
+   * swallowed and the range now standing in their place, or null when the
+   * set already covered it. Lets a storage backend write only what changed.
+   */
+  addTracked(start: number, end: number): { removed: CoveredRange[]; merged: CoveredRange } | null {
     checkRange(start, end);
     // First range whose end reaches start (touching merges), last range whose
     // start reaches end.
     const i = lowerBound(this.ends, start);
     const j = upperBound(this.starts, end) - 1;
     if (i > j) {
-      this.starts.splice(i, 0, start);
-      this.ends.splice(i, 0, end);
-      return true;
+      if (i === this.starts.length) {
+        this.starts.push(start);
+        this.ends.push(end);
+      } else {
+        this.starts.splice(i, 0, start);
+        this.ends.splice(i, 0, end);
+      }
+      return { removed: [], merged: { start, end } };
     }
     const mergedStart = Math.min(start, this.starts[i]!);
     const mergedEnd = Math.max(end, this.ends[j]!);
-    const grew = i !== j || mergedStart !== this.starts[i] || mergedEnd !== this.ends[j];
+    if (i === j && mergedStart === this.starts[i] && mergedEnd === this.ends[j]) return null;
+    const removed: CoveredRange[] = [];
+    for (let k = i; k <= j; k++) removed.push({ start: this.starts[k]!, end: this.ends[k]! });
     this.starts.splice(i, j - i + 1, mergedStart);
     this.ends.splice(i, j - i + 1, mergedEnd);
-    return grew;
+    return { removed, merged: { start: mergedStart, end: mergedEnd } };
   }
 
   addAll(ranges: Iterable<CoveredRange>): void {
@@ -129,8 +145,8 @@ export class RangeSet {
 
   clone(): RangeSet {
     const copy = new RangeSet();
-    copy.starts = [...this.starts];
-    copy.ends = [...this.ends];
+    copy.starts = this.starts.slice();
+    copy.ends = this.ends.slice();
     return copy;
   }
 }

@@ -4,6 +4,7 @@ import { CoverageBackend } from '../coverage-backend.js';
 import type { CoverageDelta, CoverageKey, CursorKey } from '../coverage-store.js';
 import { laterCursor } from '../cursor-check.js';
 import { CoverageError } from '../errors.js';
+import type { CoveredRange } from '../covered-range.js';
 import { RangeSet } from '../range-set.js';
 import { coverageKeyId } from '../receipt-check.js';
 import {
@@ -20,7 +21,7 @@ import {
   RANGE,
   LOG,
 } from './leveldb-keys.js';
-import { coverageEntry, decodeLogEntry, deltaOf, type LogEntry } from './local-log.js';
+import { decodeLogEntry, encodeCoverageEntry, encodeCursorEntry } from './local-log.js';
 
 type Op = { type: 'put'; key: Buffer; value: Buffer } | { type: 'del'; key: Buffer };
 
@@ -107,7 +108,7 @@ export class LevelDbCoverage extends CoverageBackend {
       for await (const [k, v] of this.db.iterator(prefixBounds(Buffer.from([LOG])))) {
         throughSeq = decodeLogKey(k);
         const entry = decodeLogEntry(v, throughSeq);
-        if (entry.t === 'cov') deltas.push(deltaOf(entry));
+        if (entry.t === 'cov') deltas.push(entry.delta);
         else cursors.push({ key: entry.key, cursor: entry.cursor });
       }
       return { throughSeq, deltas, cursors };
@@ -155,34 +156,37 @@ export class LevelDbCoverage extends CoverageBackend {
     await this.serial(async () => {
       this.ensureOpen();
       const ops: Op[] = [];
-      const updated: { id: string; key: CoverageKey; set: RangeSet }[] = [];
+      const touched: CoverageKey[] = [];
       let seq = this.nextSeq;
-      for (const d of deltas) {
-        const id = coverageKeyId(d.key);
-        const before = this.sets.get(id)?.set ?? new RangeSet();
-        const after = before.clone();
-        after.addAll(d.ranges);
-        const { removed, added } = diff(before, after);
-        if (added.length === 0) continue;
-        const prefix = destinationPrefix(d.key);
-        for (const r of removed) ops.push({ type: 'del', key: rangeKey(prefix, r.start) });
-        for (const r of added)
-          ops.push({ type: 'put', key: rangeKey(prefix, r.start), value: encodeEnd(r.end) });
-        ops.push({
-          type: 'put',
-          key: logKey(seq++),
-          value: encodeLog(coverageEntry({ key: d.key, ranges: added })),
-        });
-        updated.push({
-          id,
-          key: { sink: d.key.sink, topic: d.key.topic, partition: d.key.partition },
-          set: after,
-        });
+      try {
+        for (const d of deltas) {
+          const id = coverageKeyId(d.key);
+          let entry = this.sets.get(id);
+          if (entry === undefined) {
+            const key = { sink: d.key.sink, topic: d.key.topic, partition: d.key.partition };
+            this.sets.set(id, (entry = { key, set: new RangeSet() }));
+          }
+          touched.push(entry.key);
+          const { removed, added } = track(entry.set, d.ranges);
+          if (added.length === 0) continue;
+          const prefix = destinationPrefix(d.key);
+          for (const r of removed) ops.push({ type: 'del', key: rangeKey(prefix, r.start) });
+          for (const r of added)
+            ops.push({ type: 'put', key: rangeKey(prefix, r.start), value: encodeEnd(r.end) });
+          ops.push({
+            type: 'put',
+            key: logKey(seq++),
+            value: encodeCoverageEntry({ key: d.key, ranges: added }),
+          });
+        }
+        if (ops.length > 0) await this.write(ops);
+        this.nextSeq = seq;
+      } catch (e) {
+        // The batch is atomic: it is on disk whole or not at all. Memory was
+        // updated ahead of it, so on failure it is re-read from disk.
+        for (const key of touched) await this.reload(key);
+        throw e;
       }
-      if (ops.length === 0) return;
-      await this.write(ops);
-      this.nextSeq = seq;
-      for (const u of updated) this.sets.set(u.id, { key: u.key, set: u.set });
     });
   }
 
@@ -199,14 +203,16 @@ export class LevelDbCoverage extends CoverageBackend {
       this.ensureOpen();
       const id = cursorKey(key).toString('hex');
       const kept = laterCursor(this.cursors.get(id) ?? null, cursor);
-      const entry: LogEntry = {
-        t: 'cur',
-        key: { source: key.source, topic: key.topic, partition: key.partition },
-        cursor: kept,
-      };
       await this.write([
         { type: 'put', key: cursorKey(key), value: Buffer.from(JSON.stringify(kept)) },
-        { type: 'put', key: logKey(this.nextSeq), value: encodeLog(entry) },
+        {
+          type: 'put',
+          key: logKey(this.nextSeq),
+          value: encodeCursorEntry(
+            { source: key.source, topic: key.topic, partition: key.partition },
+            kept,
+          ),
+        },
       ]);
       this.nextSeq += 1;
       this.cursors.set(id, structuredClone(kept));
@@ -240,6 +246,14 @@ export class LevelDbCoverage extends CoverageBackend {
     const run = this.chain.then(work, work);
     this.chain = run.catch(() => undefined);
     return run;
+  }
+
+  private async reload(key: CoverageKey): Promise<void> {
+    const set = new RangeSet();
+    for await (const [k, v] of this.db.iterator(prefixBounds(destinationPrefix(key)))) {
+      set.add(decodeRangeKey(k).start, readU64(v, 0));
+    }
+    this.sets.set(coverageKeyId(key), { key, set });
   }
 
   private async load(): Promise<void> {
@@ -281,26 +295,26 @@ export class LevelDbCoverage extends CoverageBackend {
   }
 }
 
-function encodeLog(entry: LogEntry): Buffer {
-  return Buffer.from(JSON.stringify(entry));
-}
-
-/** Ranges of `before` that `after` swallowed, and ranges of `after` that are new (after ⊇ before, both normal). */
-function diff(
-  before: RangeSet,
-  after: RangeSet,
-): { removed: { start: number; end: number }[]; added: { start: number; end: number }[] } {
-  const was = new Set(before.ranges().map((r) => `${r.start}:${r.end}`));
-  const now = after.ranges();
-  const kept = new Set<string>();
-  const added = now.filter((r) => {
-    const id = `${r.start}:${r.end}`;
-    if (was.has(id)) {
-      kept.add(id);
-      return false;
+/**
+ * Adds `ranges` to `set` and returns the net change against the stored keys:
+ * stored ranges swallowed (to delete) and ranges that are new (to put). A
+ * range added by this call and swallowed later in the same call is neither.
+ */
+function track(
+  set: RangeSet,
+  ranges: readonly CoveredRange[],
+): { removed: CoveredRange[]; added: CoveredRange[] } {
+  const added = new Map<number, CoveredRange>();
+  const removed: CoveredRange[] = [];
+  for (const r of ranges) {
+    const change = set.addTracked(r.start, r.end);
+    if (change === null) continue;
+    for (const gone of change.removed) {
+      const mine = added.get(gone.start);
+      if (mine !== undefined && mine.end === gone.end) added.delete(gone.start);
+      else removed.push(gone);
     }
-    return true;
-  });
-  const removed = before.ranges().filter((r) => !kept.has(`${r.start}:${r.end}`));
-  return { removed, added };
+    added.set(change.merged.start, change.merged);
+  }
+  return { removed, added: [...added.values()] };
 }

@@ -141,10 +141,26 @@ export class PostgresCoverage extends CoverageBackend {
     ]);
     await client.query(
       `with incoming(s, e) as (select * from unnest($4::bigint[], $5::bigint[])),
-       bounds as (select min(s) as lo, max(e) as hi from incoming),
+       bounds as materialized (
+         select min(s) as lo, max(e) as hi,
+           -- Stored ranges are disjoint, so only the last one starting at or
+           -- before lo can reach into [lo, hi] from the left: scan from it,
+           -- not from the destination's first range.
+           coalesce(
+             (select max(start_offset) from ${this.t.coverage}
+               where sink = $1 and topic = $2 and partition = $3 and start_offset <= (select min(s) from incoming)),
+             (select min(s) from incoming)
+           ) as floor
+         from incoming
+       ),
        touched as (
-         delete from ${this.t.coverage} c using bounds b
-         where c.sink = $1 and c.topic = $2 and c.partition = $3 and c.end_offset >= b.lo and c.start_offset <= b.hi
+         -- Scalar subqueries, not a join: they run once as init plans and
+         -- bound an index range scan, whatever the table statistics say.
+         delete from ${this.t.coverage} c
+         where c.sink = $1 and c.topic = $2 and c.partition = $3
+           and c.start_offset >= (select floor from bounds)
+           and c.start_offset <= (select hi from bounds)
+           and c.end_offset >= (select lo from bounds)
          returning c.start_offset as s, c.end_offset as e
        ),
        everything as (select s, e from incoming union all select s, e from touched),

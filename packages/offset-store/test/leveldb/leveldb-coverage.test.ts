@@ -102,4 +102,32 @@ describe('LevelDB local tier', () => {
     expect((await again.covered({ sink: A, topic: 'orders', partition: 0 })).offsetCount).toBe(50);
     await again.close();
   });
+
+  it('changes nothing, on disk or in memory, when the batch write fails', async () => {
+    const at = await location();
+    const store = await LevelDbCoverage.open({ location: at, sinks: [A] });
+    await store.recordDurable([receipt(A, 0, 10)]);
+    // Fail the next batch of the real database once.
+    const db = (store as unknown as { db: { batch: (ops: unknown) => Promise<void> } }).db;
+    const batch = db.batch.bind(db);
+    let failures = 1;
+    db.batch = async (ops) => {
+      if (failures-- > 0) throw new Error('injected: disk full');
+      await batch(ops);
+    };
+    await expect(
+      store.recordDurable([receipt(A, 10, 20), receipt(A, 40, 50)]),
+    ).rejects.toMatchObject({
+      code: 'TWG_COVERAGE_BACKEND',
+    });
+    expect((await store.covered({ sink: A, topic: 'orders', partition: 0 })).ranges()).toEqual([
+      { start: 0, end: 10 },
+    ]);
+    expect((await store.unflushed()).deltas).toHaveLength(1);
+    await store.recordDurable([receipt(A, 10, 20)]);
+    expect((await store.covered({ sink: A, topic: 'orders', partition: 0 })).ranges()).toEqual([
+      { start: 0, end: 20 },
+    ]);
+    await store.close();
+  });
 });
