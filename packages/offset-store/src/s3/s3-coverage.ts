@@ -13,6 +13,7 @@ import {
   encodeCoverage,
   encodeCursors,
   type CoverageDocument,
+  type CursorDocument,
 } from './coverage-document.js';
 
 export interface S3CoverageOptions {
@@ -110,7 +111,7 @@ export class S3Coverage extends CoverageBackend {
       this.bucket,
       objectKey,
       (body) => {
-        const doc =
+        const doc: CursorDocument =
           body === null
             ? { source: key.source, cursors: new Map() }
             : decodeCursors(body, key.source, this.where(objectKey));
