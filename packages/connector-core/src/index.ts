@@ -12,3 +12,5 @@ export * from './roles.js';
 export * from './parse-config.js';
 export * from './record-id.js';
 export * from './position-tracker.js';
+export * from './flow-control/index.js';
+export * from './metrics/index.js';

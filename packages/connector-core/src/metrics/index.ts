@@ -1,0 +1,2 @@
+export * from './histogram.js';
+export * from './counter.js';
