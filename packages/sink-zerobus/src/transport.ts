@@ -14,12 +14,12 @@ export interface ZerobusTransport {
   waitForOffset(offset: number): Promise<void>;
   /** Resolves once everything submitted so far is acknowledged. */
   flush(): Promise<void>;
-  close(): Promise<void>;
   /**
-   * After a poison failure and before `close`: the IPC payloads submitted and
-   * not acknowledged, in offset order, to replay on a rebuilt stream.
+   * Releases the stream. After a poison failure the sink closes the stream
+   * and replays, on a new one, every batch it had not seen confirmed: it
+   * keeps those batches itself, so no transport needs to hand them back.
    */
-  unacknowledged(): Promise<readonly Uint8Array[]>;
+  close(): Promise<void>;
 }
 
 /** One column of the stream schema as the SDK declares it. */

@@ -1,0 +1,134 @@
+import { Table, tableToIPC, type RecordBatch } from 'apache-arrow';
+import type {
+  Confirm,
+  ConfirmTarget,
+  Lane,
+  OffsetSpan,
+  SinkDescriptor,
+  SinkId,
+} from '@thalweg/connector-core';
+import type { BatchSink, StreamProgress } from '@thalweg/stream-arrow';
+import { describeConfig, parseZerobusConfig, poolSize, type ZerobusConfig } from './config.js';
+import { ZerobusSinkError } from './errors.js';
+import type { StreamMetrics } from './stream-metrics.js';
+import type { StreamField, TransportFactory } from './transport.js';
+import { ZerobusStream } from './zerobus-stream.js';
+
+export interface ZerobusSinkDeps<L extends Lane> {
+  readonly id: SinkId;
+  readonly config: unknown;
+  readonly fields: readonly StreamField[];
+  readonly factory: TransportFactory;
+  /** Where durable confirmations go: coverage for a secondary, the source position for raw. */
+  readonly target: ConfirmTarget<L>;
+  /** Arrow IPC stream bytes of exactly one batch; defaults to apache-arrow's writer. */
+  readonly encode?: (batch: RecordBatch) => Uint8Array;
+  /** Start-up log (every knob) and confirmation-target failures. */
+  readonly log?: (line: string) => void;
+}
+
+/**
+ * The Databricks Zerobus sink: fire-and-forget Arrow ingest over a pool of
+ * streams, each with its own background ack lane (see ZerobusStream).
+ * `submit` returns once a stream's transport accepted the batch; the
+ * confirmation is applied by that stream's lane after the durable ack.
+ *
+ * Zerobus writes Delta; it is a secondary here. Holding the primary-raw role
+ * needs the table to be readable back through Iceberg for recovery, checked
+ * against live table properties, which this package does not provide yet, so
+ * the descriptor says `write-only` and `assertPrimaryRaw` refuses it.
+ */
+export class ZerobusSink<L extends Lane> implements BatchSink<L> {
+  readonly descriptor: SinkDescriptor;
+  readonly config: ZerobusConfig;
+  private readonly streams: ZerobusStream<L>[];
+  private readonly encode: (batch: RecordBatch) => Uint8Array;
+  private closed = false;
+
+  constructor(deps: ZerobusSinkDeps<L>) {
+    this.config = parseZerobusConfig(deps.config);
+    const log = deps.log ?? ((line: string) => console.info(line));
+    for (const line of describeConfig(this.config)) log(`thalweg sink-zerobus ${deps.id}: ${line}`);
+    this.descriptor = {
+      id: deps.id,
+      kind: 'zerobus',
+      durability: { kind: 'server-ack' },
+      recovery: { kind: 'write-only' },
+    };
+    this.encode = deps.encode ?? ((batch) => tableToIPC(new Table(batch), 'stream'));
+    const spec = { table: this.config.table, fields: deps.fields };
+    this.streams = Array.from(
+      { length: poolSize(this.config) },
+      (_, i) =>
+        new ZerobusStream<L>({
+          sink: deps.id,
+          name: `${deps.id}-${i}`,
+          spec,
+          factory: deps.factory,
+          target: deps.target,
+          channelCapacity: this.config.channelCapacity,
+          retry: this.config.retry,
+          rebuild: this.config.rebuild,
+          onConfirmFailure: (e) =>
+            log(
+              `thalweg sink-zerobus ${deps.id}: confirmation target failed (coverage lags): ${String(e)}`,
+            ),
+        }),
+    );
+  }
+
+  async submit(batch: RecordBatch, span: OffsetSpan, confirm: Confirm<L>): Promise<void> {
+    if (this.closed)
+      throw new ZerobusSinkError('fatal-config', `sink "${this.descriptor.id}" is closed`);
+    if (batch.numRows === 0)
+      throw new ZerobusSinkError(
+        'poison-batch',
+        `an empty batch for ${span.topic}/${span.partition} cannot be ingested`,
+      );
+    const ipc = this.encode(batch);
+    await this.pick().submit(ipc, span, confirm, batch.numRows);
+  }
+
+  async flush(): Promise<void> {
+    await Promise.all(this.streams.map((s) => s.flush()));
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const results = await Promise.allSettled(this.streams.map((s) => s.close()));
+    for (const r of results) {
+      if (r.status === 'rejected')
+        throw r.reason instanceof Error ? r.reason : new Error(String(r.reason));
+    }
+  }
+
+  progress(): StreamProgress[] {
+    return this.streams.flatMap((s, i) => {
+      const w = s.watermarks;
+      return w === null
+        ? []
+        : [
+            {
+              stream: `${this.descriptor.id}-${i}`,
+              submitted: w.submittedHighWater,
+              delivered: w.deliveredHighWater,
+              pending: w.pending,
+            },
+          ];
+    });
+  }
+
+  metrics(): StreamMetrics[] {
+    return this.streams.map((s) => s.metrics);
+  }
+
+  /** The stream owing the fewest confirmations: spreads load so waits overlap. */
+  private pick(): ZerobusStream<L> {
+    let best = this.streams[0];
+    for (const s of this.streams)
+      if (best === undefined || s.unconfirmedCount < best.unconfirmedCount) best = s;
+    if (best === undefined) throw new ZerobusSinkError('fatal-config', 'the stream pool is empty');
+    return best;
+  }
+}

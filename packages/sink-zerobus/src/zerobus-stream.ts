@@ -1,0 +1,284 @@
+import type { Confirm, ConfirmTarget, Lane, OffsetSpan, SinkId } from '@thalweg/connector-core';
+import { StreamWatermarks } from '@thalweg/stream-arrow';
+import { runAckLane } from './ack-lane.js';
+import { backoffDelay, sleep, type BackoffPolicy } from './backoff.js';
+import { BoundedChannel } from './bounded-channel.js';
+import { ZerobusSinkError } from './errors.js';
+import type { PendingConfirm } from './pending-confirm.js';
+import { StreamMetrics } from './stream-metrics.js';
+import type { StreamSpec, TransportFactory, ZerobusTransport } from './transport.js';
+
+export interface StreamOptions<L extends Lane> {
+  readonly sink: SinkId;
+  readonly name: string;
+  readonly spec: StreamSpec;
+  readonly factory: TransportFactory;
+  readonly target: ConfirmTarget<L>;
+  readonly channelCapacity: number;
+  readonly retry: BackoffPolicy & { readonly maxAttempts: number };
+  readonly rebuild: BackoffPolicy & { readonly maxAttempts: number };
+  readonly onConfirmFailure: (error: unknown) => void;
+}
+
+interface Incarnation<L extends Lane> {
+  readonly transport: ZerobusTransport;
+  readonly channel: BoundedChannel<PendingConfirm<L>>;
+  readonly watermarks: StreamWatermarks;
+  readonly lane: Promise<void>;
+  failure: ZerobusSinkError | null;
+}
+
+/**
+ * One Zerobus stream of a sink's pool, with its own channel, ack lane,
+ * watermarks and metrics. Submits go through one ordered chain (the SDK can
+ * hand out offsets out of call order to concurrent calls). When the lane dies
+ * of a permanent failure the stream is stale: the next submit (or flush)
+ * opens a replacement within a bounded budget and replays, in order, every
+ * batch not yet confirmed — the duplicates that can cause are absorbed by
+ * record-id dedup; a lost batch could not be.
+ */
+export class ZerobusStream<L extends Lane> {
+  readonly metrics: StreamMetrics;
+  private current: Incarnation<L> | null = null;
+  private chain: Promise<void> = Promise.resolve();
+  /** Accepted, not yet confirmed, by submission order; replayed after a rebuild. */
+  private readonly unconfirmed = new Map<number, PendingConfirm<L>>();
+  private nextSeq = 0;
+  private fatal: ZerobusSinkError | null = null;
+  private rebuildsInARow = 0;
+  private drained: (() => void)[] = [];
+
+  constructor(private readonly options: StreamOptions<L>) {
+    this.metrics = new StreamMetrics({ table: options.spec.table, stream: options.name });
+  }
+
+  /** Resolves once the transport accepted the batch and its confirmation is queued on the lane. */
+  submit(ipc: Uint8Array, span: OffsetSpan, confirm: Confirm<L>, records: number): Promise<void> {
+    const step = this.chain.then(() => this.submitInOrder(ipc, span, confirm, records));
+    this.chain = step.catch(() => undefined);
+    return step;
+  }
+
+  /** Resolves once every batch submitted before the call is confirmed (rebuilding if needed). */
+  async flush(): Promise<void> {
+    await this.chain;
+    while (this.unconfirmed.size > 0) {
+      const inc = await this.healthy();
+      if (this.unconfirmed.size === 0) break;
+      await Promise.race([
+        new Promise<void>((resolve) => this.drained.push(resolve)),
+        inc.lane.catch(() => undefined),
+      ]);
+    }
+  }
+
+  async close(): Promise<void> {
+    try {
+      await this.flush();
+    } finally {
+      const inc = this.current;
+      this.current = null;
+      if (inc !== null) {
+        inc.channel.close(new ZerobusSinkError('poison-stream', 'stream closed'));
+        await inc.lane.catch(() => undefined);
+        await inc.transport.close().catch(() => undefined);
+      }
+    }
+  }
+
+  get watermarks(): StreamWatermarks | null {
+    return this.current?.watermarks ?? null;
+  }
+
+  get unconfirmedCount(): number {
+    return this.unconfirmed.size;
+  }
+
+  private async submitInOrder(
+    ipc: Uint8Array,
+    span: OffsetSpan,
+    confirm: Confirm<L>,
+    records: number,
+  ): Promise<void> {
+    const pending = {
+      seq: this.nextSeq++,
+      confirm,
+      span,
+      records,
+      bytes: ipc.byteLength,
+      ipc,
+      submittedAt: Date.now(),
+    };
+    for (;;) {
+      const inc = await this.healthy();
+      try {
+        await this.hand(inc, pending);
+        return;
+      } catch (error) {
+        if (!(error instanceof ZerobusSinkError) || error.failure !== 'poison-stream') throw error;
+        // The stream died. If the transport had accepted this batch it is
+        // owed, and the rebuild replays it; otherwise hand it to the new stream.
+        if (this.unconfirmed.has(pending.seq)) {
+          await this.healthy();
+          return;
+        }
+      }
+    }
+  }
+
+  /** Submits to the transport (retrying transient failures in place) and queues the confirmation. */
+  private async hand(
+    inc: Incarnation<L>,
+    pending: Omit<PendingConfirm<L>, 'offset'>,
+  ): Promise<void> {
+    let offset: number;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        offset = await inc.transport.submit(pending.ipc);
+        break;
+      } catch (error) {
+        const failure = error instanceof ZerobusSinkError ? error.failure : 'poison-stream';
+        if (failure === 'transient' && attempt < this.options.retry.maxAttempts) {
+          this.metrics.retries.inc();
+          await sleep(backoffDelay(this.options.retry, attempt));
+          continue;
+        }
+        if (failure === 'poison-stream') this.markStale(inc, error);
+        if (failure === 'fatal-config') this.fatal = asError(error);
+        throw error;
+      }
+    }
+    inc.watermarks.submitted(offset);
+    this.metrics.pending.set(inc.watermarks.pending);
+    const entry: PendingConfirm<L> = { ...pending, offset };
+    this.unconfirmed.set(entry.seq, entry);
+    try {
+      await inc.channel.push(entry);
+    } catch (error) {
+      // The lane died while we waited for room: the entry stays unconfirmed and is replayed.
+      throw error instanceof ZerobusSinkError
+        ? error
+        : new ZerobusSinkError('poison-stream', 'ack lane closed', error);
+    }
+  }
+
+  /** The live incarnation, opening (and replaying into) a new one if the last died. */
+  private async healthy(): Promise<Incarnation<L>> {
+    for (;;) {
+      if (this.fatal !== null) throw this.fatal;
+      const dead = this.current;
+      if (dead !== null && dead.failure === null) return dead;
+      if (dead !== null) {
+        if (this.rebuildsInARow >= this.options.rebuild.maxAttempts) {
+          this.fatal = new ZerobusSinkError(
+            'fatal-config',
+            `stream ${this.options.name} of ${this.options.spec.table} could not be rebuilt within ${this.options.rebuild.maxAttempts} attempts`,
+            dead.failure ?? undefined,
+          );
+          throw this.fatal;
+        }
+        this.rebuildsInARow += 1;
+        this.metrics.rebuilds.inc();
+        await sleep(backoffDelay(this.options.rebuild, this.rebuildsInARow));
+        await dead.transport.close().catch(() => undefined);
+      }
+      let inc: Incarnation<L>;
+      try {
+        inc = await this.open();
+      } catch (error) {
+        // open() records a fatal-config failure itself; anything else is retried.
+        const fatal = this.fatalFailure();
+        if (fatal !== null) throw fatal;
+        // Opening failed (transient): it counts against the same rebuild budget.
+        this.rebuildsInARow += 1;
+        if (this.rebuildsInARow >= this.options.rebuild.maxAttempts) {
+          this.fatal = new ZerobusSinkError(
+            'fatal-config',
+            `stream ${this.options.name} of ${this.options.spec.table} could not be opened`,
+            error,
+          );
+          throw this.fatal;
+        }
+        await sleep(backoffDelay(this.options.rebuild, this.rebuildsInARow));
+        continue;
+      }
+      const replay = [...this.unconfirmed.values()].sort((a, b) => a.seq - b.seq);
+      this.unconfirmed.clear();
+      let handed = 0;
+      try {
+        for (; handed < replay.length; handed++) {
+          const p = replay[handed];
+          if (p !== undefined) await this.hand(inc, p);
+        }
+        return inc;
+      } catch (error) {
+        // Whatever was not handed over stays owed, in order, for the next attempt.
+        for (const p of replay.slice(handed)) this.unconfirmed.set(p.seq, p);
+        if (!(error instanceof ZerobusSinkError) || error.failure !== 'poison-stream') throw error;
+      }
+    }
+  }
+
+  private async open(): Promise<Incarnation<L>> {
+    let transport: ZerobusTransport;
+    try {
+      transport = await this.options.factory.open(this.options.spec);
+    } catch (error) {
+      const failure = error instanceof ZerobusSinkError ? error.failure : 'transient';
+      if (failure === 'fatal-config') this.fatal = asError(error);
+      throw error;
+    }
+    const channel = new BoundedChannel<PendingConfirm<L>>(this.options.channelCapacity);
+    const watermarks = new StreamWatermarks();
+    const inc: Incarnation<L> = {
+      transport,
+      channel,
+      watermarks,
+      lane: Promise.resolve(),
+      failure: null,
+    };
+    const lane = runAckLane({
+      sink: this.options.sink,
+      transport,
+      channel,
+      watermarks,
+      target: this.options.target,
+      metrics: this.metrics,
+      retry: this.options.retry,
+      onConfirmed: (p) => {
+        this.unconfirmed.delete(p.seq);
+        this.rebuildsInARow = 0;
+        if (this.unconfirmed.size === 0) for (const wake of this.drained.splice(0)) wake();
+      },
+      onConfirmFailure: (e) => this.options.onConfirmFailure(e),
+    });
+    (inc as { lane: Promise<void> }).lane = lane.catch((error: unknown) => {
+      this.markStale(inc, error);
+      throw error;
+    });
+    inc.lane.catch(() => undefined);
+    this.current = inc;
+    return inc;
+  }
+
+  private fatalFailure(): ZerobusSinkError | null {
+    return this.fatal;
+  }
+
+  private markStale(inc: Incarnation<L>, error: unknown): void {
+    if (inc.failure !== null) return;
+    inc.failure =
+      error instanceof ZerobusSinkError
+        ? error
+        : new ZerobusSinkError('poison-stream', 'ack lane failed', error);
+    this.metrics.poisoned.inc();
+    inc.channel.close(inc.failure);
+    for (const wake of this.drained.splice(0)) wake();
+  }
+}
+
+function asError(error: unknown): ZerobusSinkError {
+  return error instanceof ZerobusSinkError
+    ? error
+    : new ZerobusSinkError('fatal-config', String(error), error);
+}

@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { FakeTransportFactory, FakeZerobusTransport } from '../src/fake-transport.js';
+import { ZerobusSinkError } from '../src/errors.js';
+import { describeTransportContract, ipcOf, SPEC } from './contract/transport-contract.js';
+import { settled } from './helpers.js';
+
+describeTransportContract('fake', () => new FakeTransportFactory({ ackLatencyMs: 2 }));
+
+describe('FakeZerobusTransport', () => {
+  it('blocks submit at the in-flight cap until acknowledgements arrive', async () => {
+    const t = new FakeZerobusTransport(SPEC, { ackLatencyMs: 'manual', maxInflight: 2 });
+    await t.submit(ipcOf(1));
+    await t.submit(ipcOf(1));
+    const third = t.submit(ipcOf(1));
+    expect(await settled(third)).toBe(false);
+    t.acknowledgeUpTo(0);
+    expect(await third).toBe(2);
+    await t.close();
+  });
+
+  it('refuses a wait on an offset it has not returned (the SDK would hang)', async () => {
+    const t = new FakeZerobusTransport(SPEC, { ackLatencyMs: 'manual' });
+    await expect(t.waitForOffset(0)).rejects.toThrow(/before submit returned that offset/);
+    await t.close();
+  });
+
+  it('injects each failure class at the chosen call; poison kills the stream for good', async () => {
+    const t = new FakeZerobusTransport(SPEC, {
+      ackLatencyMs: 'manual',
+      faults: [
+        { op: 'submit', nth: 2, failure: 'transient' },
+        { op: 'submit', nth: 3, failure: 'poison-batch' },
+        { op: 'wait', nth: 1, failure: 'poison-stream' },
+      ],
+    });
+    expect(await t.submit(ipcOf(1))).toBe(0);
+    await expect(t.submit(ipcOf(1))).rejects.toMatchObject({ failure: 'transient' });
+    await expect(t.submit(ipcOf(1))).rejects.toMatchObject({ failure: 'poison-batch' });
+    expect(await t.submit(ipcOf(1))).toBe(1);
+    await expect(t.waitForOffset(1)).rejects.toBeInstanceOf(ZerobusSinkError);
+    await expect(t.submit(ipcOf(1))).rejects.toMatchObject({ failure: 'poison-stream' });
+    expect(t.isDead).toBe(true);
+  });
+
+  it('keeps acknowledged batches on the shared server and reports unacknowledged ones at death', async () => {
+    const f = new FakeTransportFactory({ ackLatencyMs: 'manual' }, () => [
+      { op: 'wait', nth: 1, failure: 'poison-stream' },
+    ]);
+    await f.open(SPEC);
+    const t = f.opened[0]!;
+    await t.submit(ipcOf(1));
+    await t.submit(ipcOf(2));
+    t.acknowledgeUpTo(0);
+    await expect(t.waitForOffset(1)).rejects.toMatchObject({ failure: 'poison-stream' });
+    expect(f.server.batches).toHaveLength(1);
+    expect(f.server.unacknowledgedAtDeath).toHaveLength(1);
+  });
+
+  it('with waitBlocksSubmit, a submit issued during a wait stalls until the wait ends (the binding’s lock)', async () => {
+    const t = new FakeZerobusTransport(SPEC, { ackLatencyMs: 'manual', waitBlocksSubmit: true });
+    await t.submit(ipcOf(1));
+    const wait = t.waitForOffset(0);
+    const next = t.submit(ipcOf(1));
+    expect(await settled(next)).toBe(false);
+    t.acknowledgeUpTo(0);
+    await wait;
+    expect(await next).toBe(1);
+    await t.close();
+  });
+});

@@ -1,0 +1,250 @@
+import { describe, expect, it } from 'vitest';
+import { derivedCoverage, rawAnchor, sinkId, type Confirm } from '@thalweg/connector-core';
+import { FakeTransportFactory, type Fault } from '../src/fake-transport.js';
+import { ZerobusSink } from '../src/zerobus-sink.js';
+import { batchOf, quiet, recordingTarget, settled, spanAt } from './helpers.js';
+
+const FIELDS = [{ name: 'n', type: 'int32', nullable: false }] as const;
+const ID = sinkId('zerobus');
+
+function secondary(
+  factory: FakeTransportFactory,
+  config: Record<string, unknown> = {},
+  target = recordingTarget<'secondary'>(),
+) {
+  const sink = new ZerobusSink<'secondary'>({
+    id: ID,
+    config: {
+      table: 'main.thalweg.events',
+      streams: 1,
+      retry: { baseDelayMs: 1 },
+      rebuild: { baseDelayMs: 1 },
+      ...config,
+    },
+    fields: FIELDS,
+    factory,
+    target,
+    log: quiet,
+  });
+  return { sink, target };
+}
+
+const cover = (i: number): Confirm<'secondary'> => derivedCoverage(ID, spanAt(i));
+
+describe('ZerobusSink ack lane', () => {
+  it('returns on acceptance and confirms only after the durable acknowledgement', async () => {
+    const factory = new FakeTransportFactory({ ackLatencyMs: 'manual' });
+    const { sink, target } = secondary(factory);
+    await sink.submit(batchOf(5), spanAt(0), cover(0));
+    await sink.submit(batchOf(5), spanAt(1), cover(1));
+    expect(target.applied).toHaveLength(0);
+    expect(sink.progress()[0]).toMatchObject({ submitted: 1, delivered: -1, pending: 2 });
+
+    const flushed = sink.flush();
+    expect(await settled(flushed)).toBe(false);
+    factory.opened[0]!.acknowledgeUpTo(1);
+    await flushed;
+    expect(target.applied.map((a) => a.receipt.span.start)).toEqual([0, 10]);
+    expect(target.applied.every((a) => a.receipt.durability === 'server-ack')).toBe(true);
+    expect(sink.progress()[0]).toMatchObject({ submitted: 1, delivered: 1, pending: 0 });
+    await sink.close();
+  });
+
+  it('coalesces a burst into one wait and confirms it in ascending order', async () => {
+    const factory = new FakeTransportFactory({ ackLatencyMs: 20 });
+    const { sink, target } = secondary(factory);
+    for (let i = 0; i < 40; i++) await sink.submit(batchOf(2), spanAt(i), cover(i));
+    await sink.flush();
+    const metrics = sink.metrics()[0]!;
+    expect(target.applied.map((a) => a.receipt.span.start)).toEqual(
+      Array.from({ length: 40 }, (_, i) => i * 10),
+    );
+    // 40 batches confirmed by far fewer waits than batches: pipelined.
+    expect(metrics.coalesce.count).toBeLessThan(40);
+    expect(metrics.coalesce.sum).toBe(40);
+    expect(metrics.deliveryLatencyMs.count).toBe(40);
+    await sink.close();
+  });
+
+  it('makes submit wait when the stream’s channel is full (backpressure)', async () => {
+    const factory = new FakeTransportFactory({ ackLatencyMs: 'manual' });
+    const { sink } = secondary(factory, { channelCapacity: 1 });
+    await sink.submit(batchOf(1), spanAt(0), cover(0));
+    // The lane took batch 0 into its burst and waits on it; one more fits the channel.
+    await settled(Promise.resolve());
+    await sink.submit(batchOf(1), spanAt(1), cover(1));
+    const third = sink.submit(batchOf(1), spanAt(2), cover(2));
+    expect(await settled(third)).toBe(false);
+    factory.opened[0]!.acknowledgeUpTo(0);
+    await third;
+    factory.opened[0]!.acknowledgeUpTo(2);
+    await sink.close();
+  });
+
+  it('retries a transient wait failure on the same stream, never opening another', async () => {
+    const factory = new FakeTransportFactory({ ackLatencyMs: 1 }, () => [
+      { op: 'wait', nth: 1, failure: 'transient' },
+    ]);
+    const { sink, target } = secondary(factory);
+    for (let i = 0; i < 5; i++) await sink.submit(batchOf(1), spanAt(i), cover(i));
+    await sink.flush();
+    expect(factory.opened).toHaveLength(1);
+    expect(sink.metrics()[0]!.retries.value).toBe(1);
+    expect(target.applied).toHaveLength(5);
+    await sink.close();
+  });
+
+  it('rebuilds a poisoned stream and replays what it had not confirmed, confirming each batch once', async () => {
+    const faults = (i: number): Fault[] =>
+      i === 0 ? [{ op: 'wait', nth: 2, failure: 'poison-stream' }] : [];
+    const factory = new FakeTransportFactory({ ackLatencyMs: 5 }, faults);
+    const { sink, target } = secondary(factory);
+    for (let i = 0; i < 30; i++) await sink.submit(batchOf(1), spanAt(i), cover(i));
+    await sink.flush();
+    const m = sink.metrics()[0]!;
+    expect(m.poisoned.value).toBe(1);
+    expect(m.rebuilds.value).toBe(1);
+    expect(factory.opened).toHaveLength(2);
+    const starts = target.applied.map((a) => a.receipt.span.start);
+    expect(new Set(starts).size).toBe(30);
+    expect(starts).toHaveLength(30);
+    // Every batch is on the server (replayed ones may also have been received before the death).
+    expect(factory.server.batches.length).toBeGreaterThanOrEqual(30);
+    await sink.close();
+  });
+
+  it('fails loud after the rebuild budget when every stream is poisoned', async () => {
+    const factory = new FakeTransportFactory({ ackLatencyMs: 1 }, () => [
+      { op: 'wait', nth: 1, failure: 'poison-stream' },
+    ]);
+    const { sink, target } = secondary(factory, { rebuild: { baseDelayMs: 1, maxAttempts: 3 } });
+    await sink.submit(batchOf(1), spanAt(0), cover(0));
+    await expect(sink.flush()).rejects.toMatchObject({ code: 'TWG_ZEROBUS_FATAL_CONFIG' });
+    expect(target.applied).toHaveLength(0);
+    expect(factory.opened.length).toBeLessThanOrEqual(4);
+    await expect(sink.submit(batchOf(1), spanAt(1), cover(1))).rejects.toMatchObject({
+      code: 'TWG_ZEROBUS_FATAL_CONFIG',
+    });
+    await sink.close().catch(() => undefined);
+  });
+
+  it('rejects a poison batch to its caller and keeps the stream', async () => {
+    const factory = new FakeTransportFactory({ ackLatencyMs: 1 }, () => [
+      { op: 'submit', nth: 2, failure: 'poison-batch' },
+    ]);
+    const { sink, target } = secondary(factory);
+    await sink.submit(batchOf(1), spanAt(0), cover(0));
+    await expect(sink.submit(batchOf(1), spanAt(1), cover(1))).rejects.toMatchObject({
+      failure: 'poison-batch',
+    });
+    await sink.submit(batchOf(1), spanAt(2), cover(2));
+    await sink.flush();
+    expect(target.applied.map((a) => a.receipt.span.start)).toEqual([0, 20]);
+    expect(factory.opened).toHaveLength(1);
+    await sink.close();
+  });
+
+  it('fails loud on a fatal-config failure without rebuilding', async () => {
+    const factory = new FakeTransportFactory({ ackLatencyMs: 1 }, () => [
+      { op: 'submit', nth: 1, failure: 'fatal-config' },
+    ]);
+    const { sink } = secondary(factory);
+    await expect(sink.submit(batchOf(1), spanAt(0), cover(0))).rejects.toMatchObject({
+      code: 'TWG_ZEROBUS_FATAL_CONFIG',
+    });
+    await expect(sink.submit(batchOf(1), spanAt(1), cover(1))).rejects.toMatchObject({
+      code: 'TWG_ZEROBUS_FATAL_CONFIG',
+    });
+    expect(factory.opened).toHaveLength(1);
+  });
+
+  it('carries on after a confirmation target fails: that batch’s coverage lags, later ones land', async () => {
+    const factory = new FakeTransportFactory({ ackLatencyMs: 1 });
+    const applied: number[] = [];
+    const target = {
+      apply: async (_c: Confirm<'secondary'>, r: { span: { start: number } }) => {
+        if (r.span.start === 10) throw new Error('coverage store down');
+        applied.push(r.span.start);
+      },
+    };
+    const { sink } = secondary(factory, {}, target as never);
+    for (let i = 0; i < 3; i++) await sink.submit(batchOf(1), spanAt(i), cover(i));
+    await sink.flush();
+    expect(applied).toEqual([0, 20]);
+    expect(sink.metrics()[0]!.confirmFailures.value).toBe(1);
+    await sink.close();
+  });
+});
+
+describe('ZerobusSink pool and isolation', () => {
+  it('spreads batches over its streams, each with its own lane, watermarks and metrics', async () => {
+    const factory = new FakeTransportFactory({ ackLatencyMs: 5 });
+    const { sink, target } = secondary(factory, { streams: 3 });
+    for (let i = 0; i < 30; i++) await sink.submit(batchOf(1), spanAt(i), cover(i));
+    await sink.flush();
+    expect(factory.opened).toHaveLength(3);
+    const metrics = sink.metrics();
+    expect(new Set(metrics).size).toBe(3);
+    expect(new Set(metrics.map((m) => m.labels.stream)).size).toBe(3);
+    expect(metrics.reduce((n, m) => n + m.coalesce.sum, 0)).toBe(30);
+    expect(target.applied).toHaveLength(30);
+    await sink.close();
+  });
+
+  it('sizes the pool from the bandwidth to reach', () => {
+    const factory = new FakeTransportFactory();
+    const { sink } = secondary(factory, {
+      streams: undefined,
+      targetBytesPerSec: 100,
+      perStreamBytesPerSec: 30,
+    });
+    expect(sink.metrics()).toHaveLength(4);
+  });
+});
+
+describe('ZerobusSink configuration and types', () => {
+  it('logs every knob at start', () => {
+    const lines: string[] = [];
+    new ZerobusSink<'secondary'>({
+      id: ID,
+      config: { table: 'main.thalweg.events' },
+      fields: FIELDS,
+      factory: new FakeTransportFactory(),
+      target: recordingTarget(),
+      log: (l) => lines.push(l),
+    });
+    for (const knob of [
+      'table=',
+      'channelCapacity=256',
+      'retry.maxAttempts=10',
+      'rebuild.maxAttempts=5',
+      'pool.streams=2',
+    ]) {
+      expect(lines.some((l) => l.includes(knob))).toBe(true);
+    }
+  });
+
+  it('refuses a per-batch wait knob and bad values, naming the field', () => {
+    const make = (config: unknown) => () =>
+      new ZerobusSink<'secondary'>({
+        id: ID,
+        config,
+        fields: FIELDS,
+        factory: new FakeTransportFactory(),
+        target: recordingTarget(),
+        log: quiet,
+      });
+    expect(make({ table: 'main.thalweg.events', waitPerBatch: true })).toThrow(
+      /zerobus: .*waitPerBatch/,
+    );
+    expect(make({ table: 'events' })).toThrow(/zerobus\.table: must be a three-part name/);
+    expect(make({ table: 'a.b.c', channelCapacity: 0 })).toThrow(/zerobus\.channelCapacity/);
+  });
+
+  it('types confirmations by lane', () => {
+    const { sink } = secondary(new FakeTransportFactory());
+    // @ts-expect-error a secondary Zerobus stream cannot hold a raw-anchor confirmation
+    const wrong = () => sink.submit(batchOf(1), spanAt(0), rawAnchor(spanAt(0)));
+    expect(typeof wrong).toBe('function');
+  });
+});
