@@ -11,13 +11,21 @@ import type { BatchSink, StreamProgress } from '@thalweg/stream-arrow';
 import { describeConfig, parseZerobusConfig, poolSize, type ZerobusConfig } from './config.js';
 import { ZerobusSinkError } from './errors.js';
 import type { StreamMetrics } from './stream-metrics.js';
-import type { StreamField, TransportFactory } from './transport.js';
+import type { StreamField, StreamSpec, TransportFactory } from './transport.js';
+import type { Catalog, TableColumn } from './catalog/catalog.js';
+import { reconcileBatch } from './reconcile-apply.js';
 import { ZerobusStream } from './zerobus-stream.js';
 
 export interface ZerobusSinkDeps<L extends Lane> {
   readonly id: SinkId;
   readonly config: unknown;
-  readonly fields: readonly StreamField[];
+  /**
+   * The stream schema. With `catalog` instead, it is read from the live
+   * table at the first submit, and every batch is reconciled with the
+   * table's columns before it is sent (emit-time reconciliation).
+   */
+  readonly fields?: readonly StreamField[];
+  readonly catalog?: Catalog;
   readonly factory: TransportFactory;
   /** Where durable confirmations go: coverage for a secondary, the source position for raw. */
   readonly target: ConfirmTarget<L>;
@@ -43,6 +51,9 @@ export class ZerobusSink<L extends Lane> implements BatchSink<L> {
   readonly config: ZerobusConfig;
   private readonly streams: ZerobusStream<L>[];
   private readonly encode: (batch: RecordBatch) => Uint8Array;
+  private readonly catalog: Catalog | undefined;
+  private fields: readonly StreamField[] | null;
+  private columns: Promise<readonly TableColumn[]> | null = null;
   private closed = false;
 
   constructor(deps: ZerobusSinkDeps<L>) {
@@ -56,7 +67,15 @@ export class ZerobusSink<L extends Lane> implements BatchSink<L> {
       recovery: { kind: 'write-only' },
     };
     this.encode = deps.encode ?? ((batch) => tableToIPC(new Table(batch), 'stream'));
-    const spec = { table: this.config.table, fields: deps.fields };
+    if (deps.fields === undefined && deps.catalog === undefined) {
+      throw new ZerobusSinkError(
+        'fatal-config',
+        `sink "${deps.id}": give either fields or a catalog to read them from`,
+      );
+    }
+    this.fields = deps.fields ?? null;
+    this.catalog = deps.catalog;
+    const spec = (): StreamSpec => ({ table: this.config.table, fields: this.fields ?? [] });
     this.streams = Array.from(
       { length: poolSize(this.config) },
       (_, i) =>
@@ -85,8 +104,10 @@ export class ZerobusSink<L extends Lane> implements BatchSink<L> {
         'poison-batch',
         `an empty batch for ${span.topic}/${span.partition} cannot be ingested`,
       );
-    const ipc = this.encode(batch);
-    await this.pick().submit(ipc, span, confirm, batch.numRows);
+    const fitted =
+      this.catalog === undefined ? batch : reconcileBatch(batch, await this.tableColumns());
+    const ipc = this.encode(fitted);
+    await this.pick().submit(ipc, span, confirm, fitted.numRows);
   }
 
   async flush(): Promise<void> {
@@ -121,6 +142,23 @@ export class ZerobusSink<L extends Lane> implements BatchSink<L> {
 
   metrics(): StreamMetrics[] {
     return this.streams.map((s) => s.metrics);
+  }
+
+  /** The live table's columns, read once and used as the stream schema. */
+  private tableColumns(): Promise<readonly TableColumn[]> {
+    const catalog = this.catalog;
+    if (catalog === undefined) return Promise.resolve([]);
+    this.columns ??= catalog.describe(this.config.table).then((t) => {
+      if (t === null)
+        throw new ZerobusSinkError(
+          'fatal-config',
+          `table ${this.config.table} is not registered in the catalog`,
+        );
+      this.fields = t.columns;
+      return t.columns;
+    });
+    this.columns.catch(() => (this.columns = null));
+    return this.columns;
   }
 
   /** The stream owing the fewest confirmations: spreads load so waits overlap. */

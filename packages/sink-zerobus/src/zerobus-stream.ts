@@ -11,7 +11,8 @@ import type { StreamSpec, TransportFactory, ZerobusTransport } from './transport
 export interface StreamOptions<L extends Lane> {
   readonly sink: SinkId;
   readonly name: string;
-  readonly spec: StreamSpec;
+  /** Read when a stream is opened: the schema can come from the catalog after construction. */
+  readonly spec: () => StreamSpec;
   readonly factory: TransportFactory;
   readonly target: ConfirmTarget<L>;
   readonly channelCapacity: number;
@@ -49,7 +50,7 @@ export class ZerobusStream<L extends Lane> {
   private drained: (() => void)[] = [];
 
   constructor(private readonly options: StreamOptions<L>) {
-    this.metrics = new StreamMetrics({ table: options.spec.table, stream: options.name });
+    this.metrics = new StreamMetrics({ table: options.spec().table, stream: options.name });
   }
 
   /** Resolves once the transport accepted the batch and its confirmation is queued on the lane. */
@@ -172,7 +173,7 @@ export class ZerobusStream<L extends Lane> {
         if (this.rebuildsInARow >= this.options.rebuild.maxAttempts) {
           this.fatal = new ZerobusSinkError(
             'fatal-config',
-            `stream ${this.options.name} of ${this.options.spec.table} could not be rebuilt within ${this.options.rebuild.maxAttempts} attempts`,
+            `stream ${this.options.name} of ${this.options.spec().table} could not be rebuilt within ${this.options.rebuild.maxAttempts} attempts`,
             dead.failure ?? undefined,
           );
           throw this.fatal;
@@ -194,7 +195,7 @@ export class ZerobusStream<L extends Lane> {
         if (this.rebuildsInARow >= this.options.rebuild.maxAttempts) {
           this.fatal = new ZerobusSinkError(
             'fatal-config',
-            `stream ${this.options.name} of ${this.options.spec.table} could not be opened`,
+            `stream ${this.options.name} of ${this.options.spec().table} could not be opened`,
             error,
           );
           throw this.fatal;
@@ -222,7 +223,7 @@ export class ZerobusStream<L extends Lane> {
   private async open(): Promise<Incarnation<L>> {
     let transport: ZerobusTransport;
     try {
-      transport = await this.options.factory.open(this.options.spec);
+      transport = await this.options.factory.open(this.options.spec());
     } catch (error) {
       const failure = error instanceof ZerobusSinkError ? error.failure : 'transient';
       if (failure === 'fatal-config') this.fatal = asError(error);

@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import { tableFromIPC } from 'apache-arrow';
+import { derivedCoverage, sinkId } from '@thalweg/connector-core';
+import { FakeCatalog } from '../src/catalog/fake-catalog.js';
+import { FakeTransportFactory } from '../src/fake-transport.js';
+import { ZerobusSink } from '../src/zerobus-sink.js';
+import { batchOf, quiet, recordingTarget, spanAt } from './helpers.js';
+
+const ID = sinkId('zerobus');
+const TABLE = 'main.thalweg.events';
+
+async function sinkWithTable(
+  columns: { name: string; type: 'int64' | 'int32' | 'utf8'; nullable: boolean }[] | null,
+) {
+  const catalog = new FakeCatalog();
+  if (columns !== null) await catalog.ensureTable(TABLE, columns, {});
+  const factory = new FakeTransportFactory({ ackLatencyMs: 1 });
+  const sink = new ZerobusSink<'secondary'>({
+    id: ID,
+    config: { table: TABLE, streams: 1 },
+    catalog,
+    factory,
+    target: recordingTarget(),
+    log: quiet,
+  });
+  return { sink, factory, catalog };
+}
+
+describe('ZerobusSink with a catalog', () => {
+  it('takes the stream schema from the live table and reconciles each batch to it', async () => {
+    const { sink, factory } = await sinkWithTable([
+      { name: 'n', type: 'int64', nullable: false },
+      { name: 'note', type: 'utf8', nullable: true },
+    ]);
+    await sink.submit(batchOf(3), spanAt(0), derivedCoverage(ID, spanAt(0)));
+    await sink.flush();
+    expect(factory.opened[0]!.spec.fields.map((f) => `${f.name}:${f.type}`)).toEqual([
+      'n:int64',
+      'note:utf8',
+    ]);
+    const sent = tableFromIPC(factory.server.batches[0]);
+    expect(sent.schema.fields.map((f) => f.name)).toEqual(['n', 'note']);
+    expect([...sent.getChild('n')!]).toEqual([0n, 1n, 2n]);
+    expect([...sent.getChild('note')!]).toEqual([null, null, null]);
+    await sink.close();
+  });
+
+  it('refuses a batch that would lose data, naming the column, before anything is sent', async () => {
+    const { sink, factory } = await sinkWithTable([
+      { name: 'other', type: 'int32', nullable: true },
+    ]);
+    await expect(
+      sink.submit(batchOf(1), spanAt(0), derivedCoverage(ID, spanAt(0))),
+    ).rejects.toThrow(/column n is not a column of the table/);
+    expect(factory.opened).toHaveLength(0);
+    await sink.close();
+  });
+
+  it('fails loud when the table is not registered', async () => {
+    const { sink } = await sinkWithTable(null);
+    await expect(
+      sink.submit(batchOf(1), spanAt(0), derivedCoverage(ID, spanAt(0))),
+    ).rejects.toMatchObject({
+      code: 'TWG_ZEROBUS_FATAL_CONFIG',
+    });
+    await sink.close();
+  });
+});
