@@ -6,6 +6,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+echo "== tools" >&2
+# The LZ4 interop tests run Debian's lz4 CLI against our frames.
+if ! command -v lz4 >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq lz4) >&2
+  else
+    echo "the lz4 command is missing: install Debian's lz4 package" >&2
+    exit 1
+  fi
+fi
+
 echo "== services" >&2
 services=$(bash scripts/services/up.sh)
 eval "$services"

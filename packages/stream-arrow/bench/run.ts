@@ -1,0 +1,3 @@
+// `pnpm --filter @thalweg/stream-arrow bench`: one JSON object per line.
+await import('./build-encode.bench.js');
+await import('./batcher.bench.js');

@@ -1,0 +1,62 @@
+import { isUtf8 } from 'node:buffer';
+import { DataType, type Data, type RecordBatch } from 'apache-arrow';
+import { ArrowBatchError } from './errors.js';
+
+/**
+ * apache-arrow trusts the buffer regions an IPC message declares: a region
+ * shorter than the column needs becomes a typed array that silently reads
+ * `undefined`, and utf8 offsets are never checked. A decoded batch from the
+ * outside is therefore checked before it is handed on: every column has its
+ * rows, every buffer is long enough, value offsets rise within their data,
+ * and utf8 data is valid UTF-8.
+ */
+export function checkDecodedBatch(batch: RecordBatch): void {
+  batch.schema.fields.forEach((field, i) => {
+    const data = batch.getChildAt(i)?.data;
+    if (data === undefined || data.length !== 1) {
+      broken(field.name, 'column is missing or split into chunks');
+    }
+    const column = data[0] as Data | undefined;
+    if (column === undefined || column.length !== batch.numRows) {
+      broken(field.name, `holds ${column?.length ?? 0} values for ${batch.numRows} rows`);
+    }
+    checkColumn(field.name, column);
+  });
+}
+
+function checkColumn(name: string, column: Data): void {
+  const n = column.length;
+  const bitmap = column.nullBitmap as Uint8Array | undefined;
+  if (column.nullCount > 0 && (bitmap === undefined || bitmap.byteLength < (n + 7) >> 3)) {
+    broken(name, 'validity bitmap is shorter than the column');
+  }
+  const type = column.type;
+  if (DataType.isUtf8(type) || DataType.isBinary(type)) {
+    const offsets = column.valueOffsets as Int32Array | undefined;
+    const values = column.values as Uint8Array | undefined;
+    if (offsets === undefined || offsets.length < n + 1 || values === undefined) {
+      broken(name, 'value offsets are shorter than the column');
+    }
+    let previous = offsets[0] ?? -1;
+    if (previous < 0) broken(name, 'first value offset is negative');
+    for (let i = 1; i <= n; i++) {
+      const next = offsets[i] ?? -1;
+      if (next < previous) broken(name, `value offset ${i} goes backwards`);
+      previous = next;
+    }
+    if (previous > values.byteLength) broken(name, 'value offsets run past the data buffer');
+    if (DataType.isUtf8(type) && !isUtf8(values.subarray(offsets[0], previous))) {
+      broken(name, 'utf8 data is not valid UTF-8');
+    }
+    return;
+  }
+  const values = column.values as ArrayLike<unknown> | undefined;
+  const needed = DataType.isBool(type) ? (n + 7) >> 3 : n;
+  if (values !== undefined && values.length < needed) {
+    broken(name, `data buffer holds ${values.length} of ${needed} values`);
+  }
+}
+
+function broken(field: string, reason: string): never {
+  throw new ArrowBatchError('TWG_ARROW_IPC_INVALID', reason, { field });
+}

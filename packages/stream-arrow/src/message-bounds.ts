@@ -1,0 +1,125 @@
+import { ArrowBatchError } from './errors.js';
+
+/**
+ * apache-arrow decodes IPC metadata with the FlatBuffers runtime, which does
+ * not verify a buffer: a corrupted vector length (the field nodes of a batch,
+ * the fields of a schema) makes it build billions of objects from reads past
+ * the end, which return 0 instead of failing, until the process runs out of
+ * memory. This walks the parts of a `Message` that the decoder iterates and
+ * checks that every reference and every vector lies inside the metadata
+ * before apache-arrow sees it, so corruption is an error, not an abort.
+ *
+ * FlatBuffers layout: a table starts with an i32 offset back to its vtable
+ * (u16 vtable size, u16 table size, u16 per field, 0 = absent); a reference
+ * is a u32 offset forward from where it is stored; a vector is a u32 count.
+ */
+const MESSAGE = { headerType: 1, header: 2, customMetadata: 4 } as const;
+const SCHEMA = { fields: 1, customMetadata: 2, features: 3 } as const;
+const FIELD = { name: 0, type: 3, dictionary: 4, children: 5, customMetadata: 6 } as const;
+const BATCH = { nodes: 1, buffers: 2, compression: 3, variadic: 4 } as const;
+const DICTIONARY_DATA = 1;
+const MAX_DEPTH = 64;
+
+export function checkMessageBounds(metadata: Uint8Array, offset: number): void {
+  const reader = new Bounds(metadata, offset);
+  const root = reader.table(reader.u32(0), 'message');
+  reader.vector(root, MESSAGE.customMetadata, 4, 'custom metadata');
+  const headerType = reader.u8Field(root, MESSAGE.headerType);
+  const header = reader.child(root, MESSAGE.header, 'message header');
+  if (header === undefined) return;
+  if (headerType === 1) {
+    reader.vector(header, SCHEMA.customMetadata, 4, 'schema metadata');
+    reader.vector(header, SCHEMA.features, 8, 'schema features');
+    reader.fields(header, SCHEMA.fields, 0);
+  } else if (headerType === 3 || headerType === 2) {
+    const batch =
+      headerType === 3 ? header : reader.child(header, DICTIONARY_DATA, 'dictionary data');
+    if (batch === undefined) return;
+    reader.vector(batch, BATCH.nodes, 16, 'field nodes');
+    reader.vector(batch, BATCH.buffers, 16, 'buffers');
+    reader.vector(batch, BATCH.variadic, 8, 'variadic buffer counts');
+    reader.child(batch, BATCH.compression, 'body compression');
+  }
+}
+
+class Bounds {
+  private readonly view: DataView;
+
+  constructor(
+    private readonly bytes: Uint8Array,
+    private readonly offset: number,
+  ) {
+    this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  }
+
+  u32(at: number): number {
+    this.need(at, 4, 'reference');
+    return this.view.getUint32(at, true);
+  }
+
+  /** A table at `at`, with its vtable checked; returns its position. */
+  table(at: number, what: string): number {
+    this.need(at, 4, what);
+    const vtable = at - this.view.getInt32(at, true);
+    this.need(vtable, 4, `${what} vtable`);
+    this.need(vtable, this.view.getUint16(vtable, true), `${what} vtable`);
+    this.need(at, this.view.getUint16(vtable + 2, true), what);
+    return at;
+  }
+
+  u8Field(table: number, slot: number): number {
+    const at = this.field(table, slot);
+    if (at === undefined) return 0;
+    this.need(at, 1, 'field');
+    return this.view.getUint8(at);
+  }
+
+  child(table: number, slot: number, what: string): number | undefined {
+    const at = this.field(table, slot);
+    return at === undefined ? undefined : this.table(at + this.u32(at), what);
+  }
+
+  vector(table: number, slot: number, elementSize: number, what: string): number {
+    const at = this.field(table, slot);
+    if (at === undefined) return 0;
+    const start = at + this.u32(at);
+    const count = this.u32(start);
+    this.need(start + 4, count * elementSize, what);
+    return count;
+  }
+
+  /** A vector of `Field` tables, their children recursively. */
+  fields(table: number, slot: number, depth: number): void {
+    if (depth > MAX_DEPTH) this.fail(table, 'fields nested too deep');
+    const count = this.vector(table, slot, 4, 'fields');
+    if (count === 0) return;
+    const at = this.field(table, slot) ?? 0;
+    const start = at + this.u32(at) + 4;
+    for (let i = 0; i < count; i++) {
+      const field = this.table(start + 4 * i + this.u32(start + 4 * i), 'field');
+      this.vector(field, FIELD.name, 1, 'field name');
+      this.vector(field, FIELD.customMetadata, 4, 'field metadata');
+      this.child(field, FIELD.type, 'field type');
+      this.child(field, FIELD.dictionary, 'field dictionary');
+      this.fields(field, FIELD.children, depth + 1);
+    }
+  }
+
+  private field(table: number, slot: number): number | undefined {
+    const vtable = table - this.view.getInt32(table, true);
+    const size = this.view.getUint16(vtable, true);
+    if (4 + 2 * slot + 2 > size) return undefined;
+    const relative = this.view.getUint16(vtable + 4 + 2 * slot, true);
+    return relative === 0 ? undefined : table + relative;
+  }
+
+  private need(at: number, length: number, what: string): void {
+    if (at < 0 || length < 0 || at + length > this.bytes.byteLength) {
+      this.fail(at, `${what} reaches outside the ${this.bytes.byteLength}-byte metadata`);
+    }
+  }
+
+  private fail(at: number, reason: string): never {
+    throw new ArrowBatchError('TWG_ARROW_IPC_INVALID', reason, { offset: this.offset + at });
+  }
+}

@@ -1,0 +1,154 @@
+import {
+  compressionRegistry,
+  CompressionType,
+  RecordBatchStreamWriter,
+  tableFromArrays,
+  tableToIPC,
+  type Codec,
+} from 'apache-arrow';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  ArrowBatchError,
+  BatchBuilder,
+  BatchSchema,
+  column,
+  decodeIpcStream,
+  encodeIpcStream,
+} from '../src/index.js';
+import { readColumn } from './read-column.js';
+
+const schema = BatchSchema.define({
+  fields: [
+    { name: 'id', type: column.int64, nullable: false },
+    { name: 'name', type: column.utf8, nullable: true },
+  ],
+});
+const builder = new BatchBuilder(schema);
+const batch = builder.fromRows([
+  { id: 1n, name: 'one' },
+  { id: 2n, name: null },
+]);
+const bytes = encodeIpcStream(batch);
+
+function refusal(run: () => unknown): ArrowBatchError {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof ArrowBatchError) return error;
+    throw error;
+  }
+  throw new Error('expected an ArrowBatchError');
+}
+
+/** The schema message alone, then the end-of-stream marker. */
+function schemaOnly(stream: Uint8Array): Uint8Array {
+  const length = new DataView(stream.buffer, stream.byteOffset).getInt32(4, true);
+  return Buffer.concat([
+    stream.subarray(0, 8 + length),
+    Buffer.from([255, 255, 255, 255, 0, 0, 0, 0]),
+  ]);
+}
+
+describe('IPC stream, one batch per message', () => {
+  it('encodes a schema, exactly one batch and the end marker; decodes it back', () => {
+    const back = decodeIpcStream(bytes, { expect: schema });
+    expect(readColumn(back, 'id')).toEqual([1n, 2n]);
+    expect(readColumn(back, 'name')).toEqual(['one', null]);
+    expect([...bytes.subarray(-8)]).toEqual([255, 255, 255, 255, 0, 0, 0, 0]);
+  });
+
+  it('decodes from a view at any byte offset (pooled network buffers are unaligned)', () => {
+    const padded = new Uint8Array(bytes.byteLength + 3);
+    padded.set(bytes, 3);
+    expect(readColumn(decodeIpcStream(padded.subarray(3)), 'id')).toEqual([1n, 2n]);
+  });
+
+  it('refuses to encode an empty batch', () => {
+    expect(refusal(() => encodeIpcStream(builder.fromRows([]))).code).toBe('TWG_ARROW_BATCH_EMPTY');
+  });
+
+  it('refuses a stream with two batches, naming the offset of the second', () => {
+    const two = RecordBatchStreamWriter.writeAll([batch, batch]).toUint8Array(true);
+    const error = refusal(() => decodeIpcStream(two));
+    expect(error.code).toBe('TWG_ARROW_IPC_BATCH_COUNT');
+    expect(error.message).toMatch(/2 record batches/);
+    expect(error.offset).toBe(bytes.byteLength - 8);
+  });
+
+  it('refuses a stream with no batch', () => {
+    const error = refusal(() => decodeIpcStream(schemaOnly(bytes)));
+    expect(error.code).toBe('TWG_ARROW_IPC_BATCH_COUNT');
+    expect(error.message).toMatch(/0 record batches/);
+  });
+
+  it('refuses garbage, truncation and trailing bytes with the byte offset', () => {
+    const garbage = refusal(() => decodeIpcStream(Buffer.from('{"not":"arrow"}')));
+    expect([garbage.code, garbage.offset]).toEqual(['TWG_ARROW_IPC_INVALID', 0]);
+    const cut = refusal(() => decodeIpcStream(bytes.subarray(0, bytes.byteLength - 20)));
+    expect(cut.code).toBe('TWG_ARROW_IPC_INVALID');
+    expect(cut.offset).toBeGreaterThan(0);
+    const trailing = refusal(() => decodeIpcStream(Buffer.concat([bytes, Buffer.from([1, 2, 3])])));
+    expect(trailing.offset).toBe(bytes.byteLength);
+    expect(refusal(() => decodeIpcStream(new Uint8Array(0))).code).toBe('TWG_ARROW_IPC_INVALID');
+  });
+
+  it('never fails with anything but an ArrowBatchError on corrupted bytes', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.nat(bytes.byteLength - 1), fc.integer({ min: 1, max: 255 })), {
+          minLength: 1,
+          maxLength: 4,
+        }),
+        (flips) => {
+          const corrupted = Buffer.from(bytes);
+          for (const [at, mask] of flips) corrupted[at]! ^= mask;
+          try {
+            decodeIpcStream(corrupted);
+          } catch (error) {
+            expect(error).toBeInstanceOf(ArrowBatchError);
+          }
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
+
+  it('refuses a schema other than the expected one, naming the field', () => {
+    const other = BatchSchema.define({
+      fields: [
+        { name: 'id', type: column.int64, nullable: true },
+        { name: 'name', type: column.utf8, nullable: true },
+      ],
+    });
+    const error = refusal(() => decodeIpcStream(bytes, { expect: other }));
+    expect([error.code, error.field]).toEqual(['TWG_ARROW_SCHEMA_MISMATCH', 'id']);
+  });
+
+  it('refuses compressed bodies, pointing at wire-compression', () => {
+    // apache-arrow writes BodyCompression when a codec is registered. This
+    // stand-in passes its LZ4 header check and never shrinks a buffer, so
+    // every buffer is stored raw behind a -1 length: still a compressed body.
+    compressionRegistry.set(CompressionType.LZ4_FRAME, {
+      encode: (data) => Uint8Array.of(0x04, 0x22, 0x4d, 0x18, 0x40, 0x40, 0, ...data),
+    });
+    try {
+      const compressed = new RecordBatchStreamWriter({ compressionType: CompressionType.LZ4_FRAME })
+        .writeAll([batch])
+        .toUint8Array(true);
+      const error = refusal(() => decodeIpcStream(compressed));
+      expect(error.code).toBe('TWG_ARROW_IPC_COMPRESSED');
+      expect(error.message).toMatch(/@thalweg\/wire-compression/);
+      // The batch message follows the schema message (marker, length, metadata).
+      expect(error.offset).toBe(8 + new DataView(bytes.buffer, bytes.byteOffset).getInt32(4, true));
+    } finally {
+      compressionRegistry.set(CompressionType.LZ4_FRAME, null as unknown as Codec);
+    }
+  });
+
+  it('refuses dictionary batches', () => {
+    const dictionary = tableFromArrays({ tag: ['a', 'b', 'a'] });
+    const error = refusal(() => decodeIpcStream(tableToIPC(dictionary, 'stream')));
+    expect(error.message).toMatch(/dictionary batches are not accepted/);
+  });
+});
