@@ -1,4 +1,4 @@
-import { Table, tableToIPC, type RecordBatch } from 'apache-arrow';
+import type { RecordBatch } from 'apache-arrow';
 import type {
   Confirm,
   ConfirmTarget,
@@ -7,7 +7,7 @@ import type {
   SinkDescriptor,
   SinkId,
 } from '@thalweg/connector-core';
-import type { BatchSink, StreamProgress } from '@thalweg/stream-arrow';
+import { encodeIpcStream, type BatchSink, type StreamProgress } from '@thalweg/stream-arrow';
 import { describeConfig, parseZerobusConfig, poolSize, type ZerobusConfig } from './config.js';
 import { ZerobusSinkError } from './errors.js';
 import type { StreamMetrics } from './stream-metrics.js';
@@ -29,7 +29,7 @@ export interface ZerobusSinkDeps<L extends Lane> {
   readonly factory: TransportFactory;
   /** Where durable confirmations go: coverage for a secondary, the source position for raw. */
   readonly target: ConfirmTarget<L>;
-  /** Arrow IPC stream bytes of exactly one batch; defaults to apache-arrow's writer. */
+  /** Arrow IPC stream bytes of exactly one batch; defaults to stream-arrow's encoder. */
   readonly encode?: (batch: RecordBatch) => Uint8Array;
   /** Start-up log (every knob) and confirmation-target failures. */
   readonly log?: (line: string) => void;
@@ -66,7 +66,7 @@ export class ZerobusSink<L extends Lane> implements BatchSink<L> {
       durability: { kind: 'server-ack' },
       recovery: { kind: 'write-only' },
     };
-    this.encode = deps.encode ?? ((batch) => tableToIPC(new Table(batch), 'stream'));
+    this.encode = deps.encode ?? encodeIpcStream;
     if (deps.fields === undefined && deps.catalog === undefined) {
       throw new ZerobusSinkError(
         'fatal-config',
