@@ -1,7 +1,8 @@
 // `pnpm --filter @thalweg/sink-zerobus bench`: one JSON object per line.
 // The ack lane against the fake transport: the same batches sent pipelined
 // (fire-and-forget + background lane) and serially (wait for each ack before
-// the next), in the same run, against a wire with a bandwidth cap.
+// the next), in the same run, against a wire with a bandwidth cap. Then the
+// same comparison against the real binding and the local peer (sdk-ack-lane).
 import {
   Binary,
   Field,
@@ -14,6 +15,7 @@ import {
 } from 'apache-arrow';
 import { derivedCoverage, offsetSpan, sinkId } from '@thalweg/connector-core';
 import { FakeTransportFactory, ZerobusSink } from '@thalweg/sink-zerobus';
+import { sdkAckLaneLine } from './sdk-ack-lane.js';
 
 const ACK_MS = 20;
 const BATCH_BYTES = 65_536;
@@ -96,3 +98,4 @@ process.stdout.write(
     of_cap: Number((piped.mbs / (CAP_BYTES_PER_SEC / 1e6)).toFixed(3)),
   })}\n`,
 );
+process.stdout.write(`${JSON.stringify(await sdkAckLaneLine(SPEC, one, ipc))}\n`);

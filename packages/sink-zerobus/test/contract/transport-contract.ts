@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { tableToIPC, Table } from 'apache-arrow';
+import { ZerobusSinkError } from '../../src/errors.js';
 import type { StreamSpec, TransportFactory } from '../../src/transport.js';
 import { batchOf } from '../helpers.js';
 
@@ -14,8 +15,10 @@ export function ipcOf(rows: number): Uint8Array {
 
 /**
  * What any ZerobusTransport must do, run against the fake and (with its
- * local peer) the real binding: offsets 0, 1, 2, … per stream, cumulative
- * acknowledgement, waits only on offsets already returned.
+ * local peer) the real binding: offsets 0, 1, 2, … per stream in call order
+ * even when submits overlap, cumulative acknowledgement, waits only on
+ * offsets already returned (refused at once, never hung), an idempotent
+ * close after which the stream is dead.
  */
 export function describeTransportContract(
   name: string,
@@ -43,6 +46,43 @@ export function describeTransportContract(
       await a.flush();
       await b.flush();
       await Promise.all([a.close(), b.close()]);
+    });
+
+    it('hands out offsets in call order when submits overlap', async () => {
+      const t = await (await factory()).open(SPEC);
+      const offsets = await Promise.all(Array.from({ length: 40 }, () => t.submit(ipcOf(2))));
+      expect(offsets).toEqual(Array.from({ length: 40 }, (_, i) => i));
+      await t.flush();
+      await t.close();
+    });
+
+    it('flushes what was submitted before the call, and nothing submitted is fine', async () => {
+      const t = await (await factory()).open(SPEC);
+      await t.flush();
+      const pending = [t.submit(ipcOf(1)), t.submit(ipcOf(1)), t.submit(ipcOf(1))];
+      await t.flush();
+      expect(await Promise.all(pending)).toEqual([0, 1, 2]);
+      await t.waitForOffset(2);
+      await t.close();
+    });
+
+    it('refuses at once a wait on an offset submit has not returned', async () => {
+      const t = await (await factory()).open(SPEC);
+      await expect(t.waitForOffset(0)).rejects.toBeInstanceOf(ZerobusSinkError);
+      expect(await t.submit(ipcOf(1))).toBe(0);
+      await expect(t.waitForOffset(1)).rejects.toMatchObject({ failure: 'fatal-config' });
+      // The refusal does not harm the stream.
+      await t.waitForOffset(0);
+      await t.close();
+    });
+
+    it('closes idempotently; a closed stream refuses submits as poison-stream', async () => {
+      const t = await (await factory()).open(SPEC);
+      await t.submit(ipcOf(1));
+      await t.flush();
+      await Promise.all([t.close(), t.close()]);
+      await t.close();
+      await expect(t.submit(ipcOf(1))).rejects.toMatchObject({ failure: 'poison-stream' });
     });
   });
 }
