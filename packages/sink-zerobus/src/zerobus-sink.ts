@@ -55,6 +55,9 @@ export class ZerobusSink<L extends Lane> implements BatchSink<L> {
   private fields: readonly StreamField[] | null;
   private columns: Promise<readonly TableColumn[]> | null = null;
   private closed = false;
+  /** When each stream was last picked (a use counter), for the tie-break. */
+  private readonly lastUsed: number[] = [];
+  private uses = 0;
 
   constructor(deps: ZerobusSinkDeps<L>) {
     this.config = parseZerobusConfig(deps.config);
@@ -161,12 +164,30 @@ export class ZerobusSink<L extends Lane> implements BatchSink<L> {
     return this.columns;
   }
 
-  /** The stream owing the fewest confirmations: spreads load so waits overlap. */
+  /**
+   * The stream owing the fewest confirmations, and among equals the one
+   * used longest ago: its wait began earliest, so it is the likeliest to be
+   * free of the binding's per-stream lock. Spreads load so waits overlap.
+   */
   private pick(): ZerobusStream<L> {
-    let best = this.streams[0];
-    for (const s of this.streams)
-      if (best === undefined || s.unconfirmedCount < best.unconfirmedCount) best = s;
-    if (best === undefined) throw new ZerobusSinkError('fatal-config', 'the stream pool is empty');
-    return best;
+    let best = -1;
+    for (let i = 0; i < this.streams.length; i++) {
+      const s = this.streams[i];
+      const b = this.streams[best];
+      if (s === undefined) continue;
+      if (
+        b === undefined ||
+        s.unconfirmedCount < b.unconfirmedCount ||
+        (s.unconfirmedCount === b.unconfirmedCount &&
+          (this.lastUsed[i] ?? 0) < (this.lastUsed[best] ?? 0))
+      ) {
+        best = i;
+      }
+    }
+    const chosen = this.streams[best];
+    if (chosen === undefined)
+      throw new ZerobusSinkError('fatal-config', 'the stream pool is empty');
+    this.lastUsed[best] = ++this.uses;
+    return chosen;
   }
 }
