@@ -7,7 +7,7 @@ import type {
   CursorKey,
   DurableReceipt,
 } from './coverage-store.js';
-import { checkCursor } from './cursor-check.js';
+import { checkCursor, checkCursorKey } from './cursor-check.js';
 import { CoverageError } from './errors.js';
 import type { RangeSet } from './range-set.js';
 import { checkDeltas, checkKey, deltasFromReceipts } from './receipt-check.js';
@@ -65,6 +65,7 @@ export abstract class CoverageBackend implements CoverageStore {
 
   async loadCursor(key: CursorKey): Promise<SourceCursor | null> {
     this.ensureOpen();
+    checkCursorKey(key);
     return this.readCursor(key);
   }
 

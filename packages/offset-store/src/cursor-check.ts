@@ -1,17 +1,20 @@
 import type { SourceCursor } from '@thalweg/connector-core';
 import type { CursorKey } from './coverage-store.js';
 import { CoverageError } from './errors.js';
+import { checkName, checkPartition } from './receipt-check.js';
 
 const KINDS: ReadonlySet<string> = new Set(['file-set', 'table-version', 'stream-token', 'page']);
 
+/** Refuses a cursor key that could not be read back as written (LevelDB keeps a u32 partition). */
+export function checkCursorKey(key: CursorKey): void {
+  checkName(key.source, 'cursor key source');
+  checkName(key.topic, 'cursor key topic');
+  checkPartition(key.partition, 'cursor key partition');
+}
+
 /** Refuses a cursor or key that could not be read back as written. */
 export function checkCursor(key: CursorKey, cursor: SourceCursor): void {
-  if (typeof key.source !== 'string' || key.source.length === 0 || key.source.includes('\u0000')) {
-    throw new CoverageError(
-      'TWG_COVERAGE_RANGE_INVALID',
-      `cursor key source: ${JSON.stringify(key.source)} must be a non-empty string without NUL`,
-    );
-  }
+  checkCursorKey(key);
   if (!KINDS.has(cursor.kind)) {
     throw new CoverageError(
       'TWG_COVERAGE_RANGE_INVALID',

@@ -44,16 +44,38 @@ export function checkDeltas(deltas: readonly CoverageDelta[], sinks: ReadonlySet
 
 export function checkKey(key: CoverageKey, sinks: ReadonlySet<SinkId>): void {
   checkSink(key.sink, sinks);
-  if (typeof key.topic !== 'string' || key.topic.length === 0 || key.topic.includes('\u0000')) {
+  checkName(key.topic, 'topic');
+  checkPartition(key.partition, 'partition');
+}
+
+// With the u flag a surrogate pair is one code point, so this matches only
+// unpaired surrogates.
+const LONE_SURROGATE = /\p{Surrogate}/u;
+
+/**
+ * A topic or source name every backend stores as written: UTF-8 (LevelDB
+ * keys, PostgreSQL text) turns every lone surrogate into U+FFFD, which would
+ * give two names one destination; NUL separates the parts of map keys.
+ */
+export function checkName(value: string, field: string): void {
+  if (
+    typeof value !== 'string' ||
+    value.length === 0 ||
+    value.includes('\u0000') ||
+    LONE_SURROGATE.test(value)
+  ) {
     throw new CoverageError(
       'TWG_COVERAGE_RANGE_INVALID',
-      `topic: ${JSON.stringify(key.topic)} must be a non-empty string without NUL`,
+      `${field}: ${JSON.stringify(value)} must be a non-empty, well-formed Unicode string without NUL`,
     );
   }
-  if (!Number.isSafeInteger(key.partition) || key.partition < 0 || key.partition > 0x7fffffff) {
+}
+
+export function checkPartition(value: number, field: string): void {
+  if (!Number.isSafeInteger(value) || value < 0 || value > 0x7fffffff) {
     throw new CoverageError(
       'TWG_COVERAGE_RANGE_INVALID',
-      `partition: ${String(key.partition)} is not a partition number in [0, 2^31)`,
+      `${field}: ${String(value)} is not a partition number in [0, 2^31)`,
     );
   }
 }

@@ -49,10 +49,12 @@ export class WriteBehindCoverage implements CoverageStore {
   private closed = false;
 
   constructor(private readonly options: WriteBehindOptions) {
-    if (!(options.checkpointIntervalMs > 0)) {
+    const interval = options.checkpointIntervalMs;
+    // Node fires timers above 2^31 - 1 ms after 1 ms: refuse rather than checkpoint in a loop.
+    if (!Number.isFinite(interval) || interval <= 0 || interval > 0x7fffffff) {
       throw new CoverageError(
         'TWG_COVERAGE_RANGE_INVALID',
-        'checkpointIntervalMs: must be a positive number of milliseconds',
+        'checkpointIntervalMs: must be a positive number of milliseconds up to 2147483647',
       );
     }
     this.now = options.now ?? Date.now;

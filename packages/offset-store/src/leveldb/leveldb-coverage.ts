@@ -54,11 +54,11 @@ export interface LocalDiagnostics {
  *
  * Coverage is mirrored in memory (the tier holds only this pod's partitions),
  * so a merge computes the minimal put/delete set in memory and writes it with
- * the log entry in one atomic batch; memory is updated only after the batch
- * succeeds, so a failed write changes nothing.
+ * the log entry in one atomic batch; a failed write is taken back in memory,
+ * and reads wait for the batch, so no caller sees a write that failed.
  */
 export class LevelDbCoverage extends CoverageBackend {
-  private readonly sets = new Map<string, { key: CoverageKey; set: RangeSet }>();
+  private readonly sets = new Map<string, { readonly key: CoverageKey; set: RangeSet }>();
   private readonly cursors = new Map<string, SourceCursor>();
   private nextSeq = 0;
   private lastCheckpointAt: number | null = null;
@@ -117,6 +117,8 @@ export class LevelDbCoverage extends CoverageBackend {
 
   /** The durable tier now holds every log entry up to `throughSeq`. */
   async markCheckpointed(throughSeq: number, at: number): Promise<void> {
+    // -1: `unflushed` found an empty log; there is nothing to forget.
+    if (throughSeq < 0) return;
     await this.serial(async () => {
       this.ensureOpen();
       const ops: Op[] = [];
@@ -156,7 +158,8 @@ export class LevelDbCoverage extends CoverageBackend {
     await this.serial(async () => {
       this.ensureOpen();
       const ops: Op[] = [];
-      const touched: CoverageKey[] = [];
+      // What each delta changed in memory, to take back if the batch fails.
+      const changes: { id: string; removed: CoveredRange[]; added: CoveredRange[] }[] = [];
       let seq = this.nextSeq;
       try {
         for (const d of deltas) {
@@ -166,9 +169,9 @@ export class LevelDbCoverage extends CoverageBackend {
             const key = { sink: d.key.sink, topic: d.key.topic, partition: d.key.partition };
             this.sets.set(id, (entry = { key, set: new RangeSet() }));
           }
-          touched.push(entry.key);
           const { removed, added } = track(entry.set, d.ranges);
           if (added.length === 0) continue;
+          changes.push({ id, removed, added });
           const prefix = destinationPrefix(d.key);
           for (const r of removed) ops.push({ type: 'del', key: rangeKey(prefix, r.start) });
           for (const r of added)
@@ -183,19 +186,32 @@ export class LevelDbCoverage extends CoverageBackend {
         this.nextSeq = seq;
       } catch (e) {
         // The batch is atomic: it is on disk whole or not at all. Memory was
-        // updated ahead of it, so on failure it is re-read from disk.
-        for (const key of touched) await this.reload(key);
+        // updated ahead of it, so each change is taken back, latest first:
+        // what a delta found is what it left, less what it added, plus what
+        // it swallowed. Readers wait for this (see read), so none saw it.
+        for (const { id, removed, added } of changes.reverse()) {
+          const entry = this.sets.get(id);
+          if (entry === undefined) continue;
+          const gone = new Set(added.map((r) => r.start));
+          const kept = entry.set.ranges().filter((r) => !gone.has(r.start));
+          entry.set = RangeSet.of([...kept, ...removed]);
+        }
         throw e;
       }
     });
   }
 
+  /** Queued behind merges: memory runs ahead of disk while a batch is in flight. */
   protected async read(key: CoverageKey): Promise<RangeSet> {
-    return this.sets.get(coverageKeyId(key))?.set.clone() ?? new RangeSet();
+    return this.serial(
+      async () => this.sets.get(coverageKeyId(key))?.set.clone() ?? new RangeSet(),
+    );
   }
 
   protected async listDestinations(): Promise<CoverageKey[]> {
-    return [...this.sets.values()].map((e) => e.key);
+    return this.serial(async () =>
+      [...this.sets.values()].filter((e) => e.set.rangeCount > 0).map((e) => e.key),
+    );
   }
 
   protected async writeCursor(key: CursorKey, cursor: SourceCursor): Promise<void> {
@@ -246,14 +262,6 @@ export class LevelDbCoverage extends CoverageBackend {
     const run = this.chain.then(work, work);
     this.chain = run.catch(() => undefined);
     return run;
-  }
-
-  private async reload(key: CoverageKey): Promise<void> {
-    const set = new RangeSet();
-    for await (const [k, v] of this.db.iterator(prefixBounds(destinationPrefix(key)))) {
-      set.add(decodeRangeKey(k).start, readU64(v, 0));
-    }
-    this.sets.set(coverageKeyId(key), { key, set });
   }
 
   private async load(): Promise<void> {

@@ -78,13 +78,17 @@ export class PostgresCoverage extends CoverageBackend {
     }));
     checkDeltas(deltas, this.sinks);
     await this.checkVersion(client);
-    for (const d of deltas) await this.mergeOne(client, d);
+    for (const d of [...deltas].sort((a, b) => compareKeys(a.key, b.key)))
+      await this.mergeOne(client, d);
   }
 
   protected async mergeChecked(deltas: readonly CoverageDelta[]): Promise<void> {
     await this.transaction(async (client) => {
       await this.checkVersion(client);
-      for (const d of deltas) if (d.ranges.length > 0) await this.mergeOne(client, d);
+      // Lock destinations in one global order, so two calls naming the same
+      // destinations in different orders cannot deadlock on the advisory locks.
+      const ordered = [...deltas].sort((a, b) => compareKeys(a.key, b.key));
+      for (const d of ordered) if (d.ranges.length > 0) await this.mergeOne(client, d);
     });
   }
 
@@ -247,6 +251,18 @@ export class PostgresCoverage extends CoverageBackend {
 }
 
 const guarded = new WeakSet<pg.PoolClient>();
+
+function compareKeys(a: CoverageKey, b: CoverageKey): number {
+  return a.sink < b.sink
+    ? -1
+    : a.sink > b.sink
+      ? 1
+      : a.topic < b.topic
+        ? -1
+        : a.topic > b.topic
+          ? 1
+          : a.partition - b.partition;
+}
 
 function toError(e: unknown): Error {
   return e instanceof Error ? e : new Error(String(e));

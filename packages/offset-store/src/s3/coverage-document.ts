@@ -1,5 +1,6 @@
 import type { SinkId, SourceCursor } from '@thalweg/connector-core';
 import { checkRange } from '../covered-range.js';
+import { laterCursor } from '../cursor-check.js';
 import { CoverageError } from '../errors.js';
 import { RangeSet } from '../range-set.js';
 
@@ -55,7 +56,9 @@ export function decodeCoverage(body: string, sink: SinkId, where: string): Cover
     if (typeof topic !== 'string' || !Number.isSafeInteger(partition) || !Array.isArray(ranges)) {
       corrupt(where, 'has a destination without topic, partition or ranges');
     }
-    const set = new RangeSet();
+    // A destination listed twice is unioned: replacing would drop recorded ranges.
+    const id = destinationId(topic, partition as number);
+    const set = destinations.get(id)?.set ?? new RangeSet();
     for (const r of ranges as unknown[]) {
       if (!Array.isArray(r) || r.length !== 2)
         corrupt(where, `has a range that is not [start, end] in ${topic}`);
@@ -67,7 +70,7 @@ export function decodeCoverage(body: string, sink: SinkId, where: string): Cover
       }
       set.add(start, end);
     }
-    destinations.set(destinationId(topic, partition as number), {
+    destinations.set(id, {
       topic,
       partition: partition as number,
       set,
@@ -95,7 +98,10 @@ export function decodeCursors(body: string, source: string, where: string): Curs
   for (const c of list as { topic: string; partition: number; cursor: SourceCursor }[]) {
     if (typeof c.topic !== 'string' || typeof c.cursor !== 'object')
       corrupt(where, 'holds a malformed cursor');
-    cursors.set(destinationId(c.topic, c.partition), c);
+    // Of a partition listed twice, the later cursor (a cursor never moves back).
+    const id = destinationId(c.topic, c.partition);
+    const seen = cursors.get(id);
+    if (seen === undefined || laterCursor(seen.cursor, c.cursor) === c.cursor) cursors.set(id, c);
   }
   return { source, cursors };
 }

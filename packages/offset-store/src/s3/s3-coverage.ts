@@ -50,7 +50,7 @@ export class S3Coverage extends CoverageBackend {
     this.bucket = options.bucket;
     this.prefix = options.prefix ?? '';
     this.retry = { ...DEFAULT_RETRY, ...options.retry };
-    if (this.retry.maxAttempts < 1) {
+    if (!Number.isSafeInteger(this.retry.maxAttempts) || this.retry.maxAttempts < 1) {
       throw new CoverageError(
         'TWG_COVERAGE_RANGE_INVALID',
         'retry.maxAttempts: must be at least 1',
@@ -99,7 +99,7 @@ export class S3Coverage extends CoverageBackend {
     for (const sink of this.sinks) {
       const doc = await this.document(sink);
       for (const d of doc?.destinations.values() ?? [])
-        out.push({ sink, topic: d.topic, partition: d.partition });
+        if (d.set.rangeCount > 0) out.push({ sink, topic: d.topic, partition: d.partition });
     }
     return out;
   }

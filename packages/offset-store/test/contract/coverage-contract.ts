@@ -187,6 +187,76 @@ export function describeCoverageContract(name: string, backend: ContractBackend)
       await store.close();
     });
 
+    it('lists only the destinations that hold coverage', async () => {
+      const { store } = await backend.fresh([A]);
+      // A delta without ranges names a destination but records nothing for it.
+      await store.merge([
+        { key: key(A, 'orders', 1), ranges: [] },
+        { key: key(A), ranges: [{ start: 0, end: 1 }] },
+      ]);
+      expect(
+        (await store.destinations()).map((k) => `${k.sink}/${k.topic}/${k.partition}`),
+      ).toEqual(['sink-a/orders/0']);
+      await store.close();
+    });
+
+    it('refuses a topic it could not store as written (lone surrogates), recording nothing', async () => {
+      const fixture = await backend.fresh([A]);
+      // UTF-8 (LevelDB keys, PostgreSQL text) stores every lone surrogate as
+      // U+FFFD: accepted, these would share one destination with 'orders\uFFFD'.
+      await fixture.store.recordDurable([receipt(A, 0, 10, 'orders\uFFFD')]);
+      for (const [i, topic] of ['orders\uD800', 'orders\uDC00', 'orders\uD83D'].entries()) {
+        await expect(
+          fixture.store.recordDurable([receipt(A, 20 + i, 21 + i), receipt(A, 0, 5, topic)]),
+        ).rejects.toMatchObject({ code: 'TWG_COVERAGE_RANGE_INVALID' });
+        await expect(fixture.store.covered(key(A, topic))).rejects.toMatchObject({
+          code: 'TWG_COVERAGE_RANGE_INVALID',
+        });
+      }
+      await fixture.store.recordDurable([receipt(A, 0, 3, 'orders\u{1F600}')]);
+      await fixture.store.checkpoint();
+      const store = fixture.reopen === undefined ? fixture.store : await fixture.reopen();
+      expect((await store.covered(key(A, 'orders\uFFFD'))).ranges()).toEqual([
+        { start: 0, end: 10 },
+      ]);
+      expect((await store.covered(key(A, 'orders\u{1F600}'))).ranges()).toEqual([
+        { start: 0, end: 3 },
+      ]);
+      expect((await store.covered(key(A))).rangeCount).toBe(0);
+      await store.close();
+    });
+
+    it('refuses a cursor key it could not read back as written, saving nothing', async () => {
+      const { store } = await backend.fresh([A]);
+      const at = { source: 'files', topic: 'events', partition: 1 };
+      const cursor = { kind: 'stream-token', token: 'x', nextOffset: 50 } as const;
+      for (const bad of [
+        { partition: 1.5 },
+        { partition: -1 },
+        { partition: 2 ** 31 },
+        { partition: 2 ** 32 + 1 },
+        { topic: '' },
+        { topic: 'ev\u0000ents' },
+        { topic: 'events\uD800' },
+        { source: 'files\uDC00' },
+      ]) {
+        const wrong = { ...at, ...bad };
+        await expect(store.saveCursor(wrong, cursor)).rejects.toMatchObject({
+          code: 'TWG_COVERAGE_RANGE_INVALID',
+        });
+        await expect(store.loadCursor(wrong)).rejects.toMatchObject({
+          code: 'TWG_COVERAGE_RANGE_INVALID',
+        });
+      }
+      expect(await store.loadCursor(at)).toBeNull();
+      // Every partition number in [0, 2^31) is its own key.
+      for (const partition of [0, 1, 65_536, 2 ** 31 - 1])
+        await store.saveCursor({ ...at, partition }, { ...cursor, nextOffset: partition + 1 });
+      for (const partition of [0, 1, 65_536, 2 ** 31 - 1])
+        expect((await store.loadCursor({ ...at, partition }))?.nextOffset).toBe(partition + 1);
+      await store.close();
+    });
+
     it('refuses use after close', async () => {
       const { store } = await backend.fresh([A]);
       await store.close();

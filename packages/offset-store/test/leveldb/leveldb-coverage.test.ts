@@ -2,7 +2,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import fc from 'fast-check';
 import { LevelDbCoverage } from '../../src/leveldb/leveldb-coverage.js';
+import { RangeSet } from '../../src/range-set.js';
 import { A, describeCoverageContract, receipt } from '../contract/coverage-contract.js';
 
 const dirs: string[] = [];
@@ -129,5 +131,142 @@ describe('LevelDB local tier', () => {
       { start: 0, end: 20 },
     ]);
     await store.close();
+  });
+
+  it('never lets a second topic spelling overwrite a recorded range (lone surrogates are refused)', async () => {
+    const at = await location();
+    const store = await LevelDbCoverage.open({ location: at, sinks: [A] });
+    await store.recordDurable([receipt(A, 0, 10, 'orders\uFFFD')]);
+    // 'orders\uD800' encodes to the same UTF-8 key bytes as 'orders\uFFFD':
+    // accepted, its [0, 5) was put over the stored [0, 10).
+    await store.recordDurable([receipt(A, 0, 5, 'orders\uD800')]).catch(() => undefined);
+    await store.close();
+    const again = await LevelDbCoverage.open({ location: at, sinks: [A] });
+    expect(
+      (await again.covered({ sink: A, topic: 'orders\uFFFD', partition: 0 })).ranges(),
+    ).toEqual([{ start: 0, end: 10 }]);
+    await again.close();
+  });
+
+  it('shows a concurrent reader nothing of a merge whose batch then fails', async () => {
+    const store = await LevelDbCoverage.open({ location: await location(), sinks: [A] });
+    await store.recordDurable([receipt(A, 0, 10)]);
+    const db = (store as unknown as { db: { batch: (ops: unknown) => Promise<void> } }).db;
+    const batch = db.batch.bind(db);
+    let release = (): void => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let failures = 1;
+    db.batch = async (ops) => {
+      if (failures-- > 0) {
+        await held;
+        throw new Error('injected: disk full');
+      }
+      await batch(ops);
+    };
+    const key = { sink: A, topic: 'orders', partition: 0 };
+    const failing = store.recordDurable([receipt(A, 10, 20), receipt(A, 5, 8, 'orders', 1)]);
+    await new Promise((r) => setTimeout(r, 20));
+    // Asked while the batch is in flight, answered once it has failed.
+    const reading = Promise.all([store.covered(key), store.destinations()]);
+    release();
+    await expect(failing).rejects.toMatchObject({ code: 'TWG_COVERAGE_BACKEND' });
+    const [covered, destinations] = await reading;
+    expect(covered.ranges()).toEqual([{ start: 0, end: 10 }]);
+    expect(destinations.map((k) => k.partition)).toEqual([0]);
+    expect((await store.covered(key)).ranges()).toEqual([{ start: 0, end: 10 }]);
+    await store.close();
+  });
+
+  it('records a retried receipt after a failed batch even when the disk cannot be re-read', async () => {
+    const at = await location();
+    const store = await LevelDbCoverage.open({ location: at, sinks: [A] });
+    await store.recordDurable([receipt(A, 0, 10)]);
+    await store.markCheckpointed((await store.unflushed()).throughSeq, 1);
+    const db = (
+      store as unknown as {
+        db: { batch: (ops: unknown) => Promise<void>; iterator: (o: unknown) => unknown };
+      }
+    ).db;
+    const batch = db.batch.bind(db);
+    const iterator = db.iterator.bind(db);
+    // The failed write is followed by a moment in which the disk cannot be read either.
+    let failures = 1;
+    let unreadable = false;
+    db.batch = async (ops) => {
+      if (failures-- > 0) {
+        unreadable = true;
+        throw new Error('injected: disk full');
+      }
+      await batch(ops);
+    };
+    db.iterator = (o) => {
+      if (unreadable) throw new Error('injected: read error');
+      return iterator(o);
+    };
+    await expect(store.recordDurable([receipt(A, 10, 20)])).rejects.toThrow();
+    unreadable = false;
+    // The caller retries; this time the write must really happen.
+    await store.recordDurable([receipt(A, 10, 20)]);
+    expect((await store.unflushed()).deltas.flatMap((d) => d.ranges)).toEqual([
+      { start: 0, end: 20 },
+    ]);
+    await store.close();
+    const again = await LevelDbCoverage.open({ location: at, sinks: [A] });
+    expect((await again.covered({ sink: A, topic: 'orders', partition: 0 })).ranges()).toEqual([
+      { start: 0, end: 20 },
+    ]);
+    await again.close();
+  });
+
+  it('keeps memory equal to disk when random batches fail (property)', async () => {
+    const range = fc
+      .tuple(fc.nat(80), fc.integer({ min: 1, max: 12 }))
+      .map(([start, n]) => ({ start, end: start + n }));
+    const call = fc.record({
+      fail: fc.boolean(),
+      deltas: fc.array(
+        fc.record({
+          partition: fc.constantFrom(0, 1),
+          ranges: fc.array(range, { minLength: 1, maxLength: 5 }),
+        }),
+        { minLength: 1, maxLength: 4 },
+      ),
+    });
+    await fc.assert(
+      fc.asyncProperty(fc.array(call, { minLength: 1, maxLength: 10 }), async (calls) => {
+        const at = await location();
+        const store = await LevelDbCoverage.open({ location: at, sinks: [A] });
+        const db = (store as unknown as { db: { batch: (ops: unknown) => Promise<void> } }).db;
+        const batch = db.batch.bind(db);
+        let fail = false;
+        db.batch = async (ops) => {
+          if (fail) throw new Error('injected');
+          await batch(ops);
+        };
+        const truth = [new RangeSet(), new RangeSet()];
+        for (const c of calls) {
+          fail = c.fail;
+          const done = await store
+            .merge(
+              c.deltas.map((d) => ({
+                key: { sink: A, topic: 'orders', partition: d.partition },
+                ranges: d.ranges,
+              })),
+            )
+            .then(() => true)
+            .catch(() => false);
+          if (done) for (const d of c.deltas) truth[d.partition]!.addAll(d.ranges);
+        }
+        const key = (partition: number) => ({ sink: A, topic: 'orders', partition });
+        for (const p of [0, 1])
+          expect((await store.covered(key(p))).ranges()).toEqual(truth[p]!.ranges());
+        await store.close();
+        const again = await LevelDbCoverage.open({ location: at, sinks: [A] });
+        for (const p of [0, 1])
+          expect((await again.covered(key(p))).ranges()).toEqual(truth[p]!.ranges());
+        await again.close();
+      }),
+      { numRuns: 60 },
+    );
   });
 });

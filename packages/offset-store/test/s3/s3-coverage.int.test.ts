@@ -167,4 +167,55 @@ describe('S3 durable tier', () => {
     await store.close();
     client.destroy();
   });
+
+  it('unions duplicate entries of one destination in a stored object, never keeping only the last', async () => {
+    const prefix = `${uniqueName('dup')}/`;
+    const store = new S3Coverage({ s3: config, bucket: Bucket, prefix, sinks: [A] });
+    const objectKey = `${prefix}coverage/sink-a.json`;
+    // Not normal form, but every range in it is a recorded claim.
+    const stored = JSON.stringify({
+      format: 'thalweg.coverage',
+      version: 1,
+      sink: 'sink-a',
+      destinations: [
+        { topic: 'orders', partition: 0, ranges: [[0, 10]] },
+        { topic: 'orders', partition: 0, ranges: [[20, 30]] },
+      ],
+    });
+    await s3.send(new PutObjectCommand({ Bucket, Key: objectKey, Body: stored }));
+    const both = [
+      { start: 0, end: 10 },
+      { start: 20, end: 30 },
+    ];
+    expect((await store.covered(key)).ranges()).toEqual(both);
+    await store.recordDurable([receipt(A, 40, 50)]);
+    expect((await store.covered(key)).ranges()).toEqual([...both, { start: 40, end: 50 }]);
+    await store.close();
+  });
+
+  it('keeps the later of duplicate cursor entries in a stored object', async () => {
+    const prefix = `${uniqueName('dupc')}/`;
+    const store = new S3Coverage({ s3: config, bucket: Bucket, prefix, sinks: [A] });
+    const cursor = (nextOffset: number) => ({ kind: 'stream-token', token: 't', nextOffset });
+    await s3.send(
+      new PutObjectCommand({
+        Bucket,
+        Key: `${prefix}cursors/files.json`,
+        Body: JSON.stringify({
+          format: 'thalweg.cursors',
+          version: 1,
+          source: 'files',
+          cursors: [
+            { topic: 'events', partition: 0, cursor: cursor(12) },
+            { topic: 'events', partition: 0, cursor: cursor(7) },
+          ],
+        }),
+      }),
+    );
+    const at = { source: 'files', topic: 'events', partition: 0 };
+    expect(await store.loadCursor(at)).toEqual(cursor(12));
+    await store.saveCursor(at, { kind: 'stream-token', token: 't', nextOffset: 9 });
+    expect(await store.loadCursor(at)).toEqual(cursor(12));
+    await store.close();
+  });
 });
