@@ -61,7 +61,11 @@ export async function runAckLane<L extends Lane>(deps: AckLaneDeps<L>): Promise<
         // position then lags (a replay later), which is safe; stopping the
         // lane would not make it lead either, so the lane carries on.
         deps.metrics.confirmFailures.inc();
-        deps.onConfirmFailure(error, pending);
+        try {
+          deps.onConfirmFailure(error, pending);
+        } catch {
+          // A throwing observer (a logger) must not end the lane: the count above stands.
+        }
       }
       deps.onConfirmed(pending);
     }

@@ -6,8 +6,9 @@ const MiB = 1024 * 1024;
 const backoff = (base: number, max: number, attempts: number) =>
   z
     .object({
-      baseDelayMs: z.number().positive().default(base),
-      maxDelayMs: z.number().positive().default(max),
+      // Node timers overflow above 2^31 - 1 ms (they would fire after 1 ms).
+      baseDelayMs: z.number().positive().max(0x7fffffff).default(base),
+      maxDelayMs: z.number().positive().max(0x7fffffff).default(max),
       maxAttempts: z.number().int().min(1).default(attempts),
     })
     .strict()

@@ -55,6 +55,7 @@ export class ZerobusSink<L extends Lane> implements BatchSink<L> {
   private fields: readonly StreamField[] | null;
   private columns: Promise<readonly TableColumn[]> | null = null;
   private closed = false;
+  private closing: Promise<void> | null = null;
   /** When each stream was last picked (a use counter), for the tie-break. */
   private readonly lastUsed: number[] = [];
   private uses = 0;
@@ -100,8 +101,7 @@ export class ZerobusSink<L extends Lane> implements BatchSink<L> {
   }
 
   async submit(batch: RecordBatch, span: OffsetSpan, confirm: Confirm<L>): Promise<void> {
-    if (this.closed)
-      throw new ZerobusSinkError('fatal-config', `sink "${this.descriptor.id}" is closed`);
+    this.refuseIfClosed();
     if (batch.numRows === 0)
       throw new ZerobusSinkError(
         'poison-batch',
@@ -109,6 +109,8 @@ export class ZerobusSink<L extends Lane> implements BatchSink<L> {
       );
     const fitted =
       this.catalog === undefined ? batch : reconcileBatch(batch, await this.tableColumns());
+    // close() may have run while the catalog was read: nothing is accepted after it.
+    this.refuseIfClosed();
     const ipc = this.encode(fitted);
     await this.pick().submit(ipc, span, confirm, fitted.numRows);
   }
@@ -117,14 +119,17 @@ export class ZerobusSink<L extends Lane> implements BatchSink<L> {
     await Promise.all(this.streams.map((s) => s.flush()));
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
+  /** Idempotent: every call gets the one close, its wait and its outcome. */
+  close(): Promise<void> {
     this.closed = true;
-    const results = await Promise.allSettled(this.streams.map((s) => s.close()));
-    for (const r of results) {
-      if (r.status === 'rejected')
-        throw r.reason instanceof Error ? r.reason : new Error(String(r.reason));
-    }
+    this.closing ??= (async () => {
+      const results = await Promise.allSettled(this.streams.map((s) => s.close()));
+      for (const r of results) {
+        if (r.status === 'rejected')
+          throw r.reason instanceof Error ? r.reason : new Error(String(r.reason));
+      }
+    })();
+    return this.closing;
   }
 
   progress(): StreamProgress[] {
@@ -145,6 +150,11 @@ export class ZerobusSink<L extends Lane> implements BatchSink<L> {
 
   metrics(): StreamMetrics[] {
     return this.streams.map((s) => s.metrics);
+  }
+
+  private refuseIfClosed(): void {
+    if (this.closed)
+      throw new ZerobusSinkError('fatal-config', `sink "${this.descriptor.id}" is closed`);
   }
 
   /** The live table's columns, read once and used as the stream schema. */

@@ -47,7 +47,10 @@ export class ZerobusStream<L extends Lane> {
   private nextSeq = 0;
   private fatal: ZerobusSinkError | null = null;
   private rebuildsInARow = 0;
-  private drained: (() => void)[] = [];
+  /** Flushes waiting for every batch below `upTo` (by seq) to be confirmed. */
+  private drained: { readonly upTo: number; readonly wake: () => void }[] = [];
+  /** The recovery under way, shared by every caller: one replacement at a time. */
+  private recovering: Promise<Incarnation<L>> | null = null;
 
   constructor(private readonly options: StreamOptions<L>) {
     this.metrics = new StreamMetrics({ table: options.spec().table, stream: options.name });
@@ -55,19 +58,21 @@ export class ZerobusStream<L extends Lane> {
 
   /** Resolves once the transport accepted the batch and its confirmation is queued on the lane. */
   submit(ipc: Uint8Array, span: OffsetSpan, confirm: Confirm<L>, records: number): Promise<void> {
-    const step = this.chain.then(() => this.submitInOrder(ipc, span, confirm, records));
+    const seq = this.nextSeq++;
+    const step = this.chain.then(() => this.submitInOrder(seq, ipc, span, confirm, records));
     this.chain = step.catch(() => undefined);
     return step;
   }
 
   /** Resolves once every batch submitted before the call is confirmed (rebuilding if needed). */
   async flush(): Promise<void> {
+    const upTo = this.nextSeq;
     await this.chain;
-    while (this.unconfirmed.size > 0) {
+    while (this.owes(upTo)) {
       const inc = await this.healthy();
-      if (this.unconfirmed.size === 0) break;
+      if (!this.owes(upTo)) break;
       await Promise.race([
-        new Promise<void>((resolve) => this.drained.push(resolve)),
+        new Promise<void>((wake) => this.drained.push({ upTo, wake })),
         inc.lane.catch(() => undefined),
       ]);
     }
@@ -96,13 +101,14 @@ export class ZerobusStream<L extends Lane> {
   }
 
   private async submitInOrder(
+    seq: number,
     ipc: Uint8Array,
     span: OffsetSpan,
     confirm: Confirm<L>,
     records: number,
   ): Promise<void> {
     const pending = {
-      seq: this.nextSeq++,
+      seq,
       confirm,
       span,
       records,
@@ -156,15 +162,28 @@ export class ZerobusStream<L extends Lane> {
     try {
       await inc.channel.push(entry);
     } catch (error) {
-      // The lane died while we waited for room: the entry stays unconfirmed and is replayed.
-      throw error instanceof ZerobusSinkError
-        ? error
-        : new ZerobusSinkError('poison-stream', 'ack lane closed', error);
+      // The lane died (of whatever class) while we waited for room: the entry
+      // stays unconfirmed and is replayed, so for the caller it is accepted.
+      throw new ZerobusSinkError('poison-stream', 'ack lane closed', error);
     }
   }
 
-  /** The live incarnation, opening (and replaying into) a new one if the last died. */
-  private async healthy(): Promise<Incarnation<L>> {
+  /**
+   * The live incarnation, opening (and replaying into) a new one if the last
+   * died. Concurrent callers (submit chain, flushes, close) share one
+   * recovery, and none gets the replacement before its replay is complete.
+   */
+  private healthy(): Promise<Incarnation<L>> {
+    const live = this.current;
+    if (this.recovering === null && this.fatal === null && live !== null && live.failure === null)
+      return Promise.resolve(live);
+    this.recovering ??= this.recover().finally(() => {
+      this.recovering = null;
+    });
+    return this.recovering;
+  }
+
+  private async recover(): Promise<Incarnation<L>> {
     for (;;) {
       if (this.fatal !== null) throw this.fatal;
       const dead = this.current;
@@ -190,8 +209,9 @@ export class ZerobusStream<L extends Lane> {
         // open() records a fatal-config failure itself; anything else is retried.
         const fatal = this.fatalFailure();
         if (fatal !== null) throw fatal;
-        // Opening failed (transient): it counts against the same rebuild budget.
-        this.rebuildsInARow += 1;
+        // Opening failed (transient): it counts against the same rebuild budget,
+        // once (a rebuild has already counted, and will back off, this attempt).
+        if (dead === null) this.rebuildsInARow += 1;
         if (this.rebuildsInARow >= this.options.rebuild.maxAttempts) {
           this.fatal = new ZerobusSinkError(
             'fatal-config',
@@ -200,22 +220,22 @@ export class ZerobusStream<L extends Lane> {
           );
           throw this.fatal;
         }
-        await sleep(backoffDelay(this.options.rebuild, this.rebuildsInARow));
+        if (dead === null) await sleep(backoffDelay(this.options.rebuild, this.rebuildsInARow));
         continue;
       }
+      // Entries stay in `unconfirmed` while they are replayed (hand re-records
+      // each with its new offset), so a flush never sees an owed batch as gone.
+      // One the old lane confirmed meanwhile (it was durable there) is skipped.
       const replay = [...this.unconfirmed.values()].sort((a, b) => a.seq - b.seq);
-      this.unconfirmed.clear();
-      let handed = 0;
       try {
-        for (; handed < replay.length; handed++) {
-          const p = replay[handed];
-          if (p !== undefined) await this.hand(inc, p);
-        }
+        for (const p of replay) if (this.unconfirmed.has(p.seq)) await this.hand(inc, p);
         return inc;
       } catch (error) {
-        // Whatever was not handed over stays owed, in order, for the next attempt.
-        for (const p of replay.slice(handed)) this.unconfirmed.set(p.seq, p);
-        if (!(error instanceof ZerobusSinkError) || error.failure !== 'poison-stream') throw error;
+        const fatal = this.fatalFailure();
+        if (fatal !== null) throw fatal;
+        // Whatever was not handed over is still owed. A replacement missing
+        // some of them is no replacement: retire it and try again (budgeted).
+        this.markStale(inc, error);
       }
     }
   }
@@ -249,11 +269,15 @@ export class ZerobusStream<L extends Lane> {
       onConfirmed: (p) => {
         this.unconfirmed.delete(p.seq);
         this.rebuildsInARow = 0;
-        if (this.unconfirmed.size === 0) for (const wake of this.drained.splice(0)) wake();
+        this.wakeFlushes();
       },
       onConfirmFailure: (e) => this.options.onConfirmFailure(e),
     });
     (inc as { lane: Promise<void> }).lane = lane.catch((error: unknown) => {
+      // A fatal-config failure that kills a live incarnation stays failed (no
+      // rebuild); one from a lane already retired is only the echo of closing it.
+      const fatal = error instanceof ZerobusSinkError && error.failure === 'fatal-config';
+      if (fatal && inc.failure === null) this.fatal ??= error;
       this.markStale(inc, error);
       throw error;
     });
@@ -266,6 +290,24 @@ export class ZerobusStream<L extends Lane> {
     return this.fatal;
   }
 
+  /** Whether a batch submitted before seq `upTo` is still unconfirmed. */
+  private owes(upTo: number): boolean {
+    for (const seq of this.unconfirmed.keys()) if (seq < upTo) return true;
+    return false;
+  }
+
+  private wakeFlushes(): void {
+    if (this.drained.length === 0) return;
+    let lowest = Number.POSITIVE_INFINITY;
+    for (const seq of this.unconfirmed.keys()) lowest = Math.min(lowest, seq);
+    const waiting = this.drained;
+    this.drained = [];
+    for (const w of waiting) {
+      if (w.upTo <= lowest) w.wake();
+      else this.drained.push(w);
+    }
+  }
+
   private markStale(inc: Incarnation<L>, error: unknown): void {
     if (inc.failure !== null) return;
     inc.failure =
@@ -274,7 +316,7 @@ export class ZerobusStream<L extends Lane> {
         : new ZerobusSinkError('poison-stream', 'ack lane failed', error);
     this.metrics.poisoned.inc();
     inc.channel.close(inc.failure);
-    for (const wake of this.drained.splice(0)) wake();
+    for (const { wake } of this.drained.splice(0)) wake();
   }
 }
 
