@@ -32,6 +32,7 @@ export interface NoDurability {
 
 export type Durability = DurableGuarantee | NoDurability;
 
+/** Only the known durable kinds count: an unknown kind from configuration is not durable. */
 export function isDurable(d: Durability): d is DurableGuarantee {
-  return d.kind !== 'none';
+  return (DURABLE_KINDS as readonly string[]).includes(d.kind);
 }

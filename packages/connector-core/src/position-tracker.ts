@@ -1,5 +1,11 @@
 import { InvalidInputError } from './errors.js';
-import { formatSpan, partitionKey, type OffsetSpan, type SourcePartition } from './offset-span.js';
+import {
+  checkOffset,
+  formatSpan,
+  partitionKey,
+  type OffsetSpan,
+  type SourcePartition,
+} from './offset-span.js';
 
 interface PartitionLog {
   readonly partition: SourcePartition;
@@ -96,6 +102,7 @@ export class PositionTracker {
    * restart), so spans before it are refused.
    */
   resumeAt(partition: SourcePartition, next: number): void {
+    checkOffset(next, 'next');
     const log = this.logFor(partition);
     if (log.spans.length > log.head) {
       throw new InvalidInputError(
@@ -104,6 +111,10 @@ export class PositionTracker {
         `${partition.topic}/${partition.partition} has spans in flight; resume only an idle partition`,
       );
     }
+    // Spans already folded in would otherwise stay the floor for the next
+    // register: refusing a resume behind them, accepting spans before `next`.
+    log.spans.length = 0;
+    log.head = 0;
     log.committable = next;
   }
 

@@ -14,6 +14,9 @@ const SMALL_PAYLOAD = 16 * 1024;
 /** Domain tag and layout version: ASCII "twg.rid1". */
 const DOMAIN_TAG = Buffer.from('twg.rid1', 'ascii');
 
+/** With the u flag a surrogate pair is one code point, so this matches only unpaired ones. */
+const LONE_SURROGATE = /\p{Surrogate}/u;
+
 export interface RecordIdInput {
   readonly cluster: string;
   readonly topic: string;
@@ -130,6 +133,15 @@ export class RecordIdHasher {
 function encodeName(value: string, field: 'cluster' | 'topic'): Buffer {
   if (value.length === 0) {
     throw new InvalidInputError('TWG_RECORD_ID_INPUT_INVALID', field, 'must not be empty');
+  }
+  // UTF-8 writes every lone surrogate as U+FFFD, so two different names would
+  // share one encoding and every record id: a collision sinks drop as a duplicate.
+  if (LONE_SURROGATE.test(value)) {
+    throw new InvalidInputError(
+      'TWG_RECORD_ID_INPUT_INVALID',
+      field,
+      'contains a lone surrogate, which UTF-8 cannot encode as written',
+    );
   }
   const bytes = Buffer.from(value, 'utf8');
   if (bytes.length > 0xffff) {

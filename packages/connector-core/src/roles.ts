@@ -1,7 +1,20 @@
-import { isDurable } from './durability.js';
+import { DURABLE_KINDS, type Durability } from './durability.js';
 import { ConfigError } from './errors.js';
 import type { PrimaryRawDescriptor, SinkDescriptor } from './sink.js';
 import type { SourceDescriptor } from './source.js';
+
+/**
+ * Only a kind known to be durable counts. Descriptors can come from
+ * configuration or untyped JavaScript, and reading every kind but `none` as
+ * durable would let a typo or an unknown kind advance the source position.
+ */
+function confirmsDurability(d: Durability): boolean {
+  return DURABLE_KINDS.some((kind) => kind === d.kind);
+}
+
+function whyNotDurable(d: Durability): string {
+  return d.kind === 'none' ? d.reason : `unknown durability kind ${JSON.stringify(d.kind)}`;
+}
 
 /**
  * Refuses a sink for the primary-raw role unless it can confirm durability and
@@ -13,11 +26,11 @@ export function assertPrimaryRaw(
   descriptor: SinkDescriptor,
   path = 'primaryRaw',
 ): asserts descriptor is PrimaryRawDescriptor {
-  if (!isDurable(descriptor.durability)) {
+  if (!confirmsDurability(descriptor.durability)) {
     throw new ConfigError(
       `${path}.durability`,
       `sink "${descriptor.id}" (${descriptor.kind}) cannot confirm durable acknowledgement ` +
-        `(${descriptor.durability.reason}); the primary-raw role advances the source position ` +
+        `(${whyNotDurable(descriptor.durability)}); the primary-raw role advances the source position ` +
         `and needs server-ack, transaction-commit or flush-close durability`,
       'TWG_ROLE_REFUSED',
     );
@@ -41,11 +54,11 @@ export function assertSecondary(
   options: { readonly allowNonDurable: boolean },
   path = 'secondaries',
 ): void {
-  if (!isDurable(descriptor.durability) && !options.allowNonDurable) {
+  if (!confirmsDurability(descriptor.durability) && !options.allowNonDurable) {
     throw new ConfigError(
       `${path}.durability`,
       `secondary "${descriptor.id}" (${descriptor.kind}) does not confirm durability ` +
-        `(${descriptor.durability.reason}); set allowNonDurable to accept that its coverage ` +
+        `(${whyNotDurable(descriptor.durability)}); set allowNonDurable to accept that its coverage ` +
         `is recorded on acceptance, not on durable acknowledgement`,
       'TWG_ROLE_REFUSED',
     );
@@ -58,7 +71,7 @@ export function assertSecondary(
  * token we kept. Refuse the topology rather than let it look sound.
  */
 export function assertSourceCanFeedRaw(source: SourceDescriptor, path = 'source'): void {
-  if (source.origin.kind === 'non-replayable' && !source.origin.resumable) {
+  if (source.origin.kind !== 'replayable' && !source.origin.resumable) {
     throw new ConfigError(
       `${path}.origin`,
       'a non-replayable source whose producer cannot resume cannot feed the primary-raw role: ' +
@@ -66,7 +79,7 @@ export function assertSourceCanFeedRaw(source: SourceDescriptor, path = 'source'
       'TWG_ROLE_REFUSED',
     );
   }
-  if (source.origin.kind === 'non-replayable' && source.regime !== 'store-managed') {
+  if (source.origin.kind !== 'replayable' && source.regime !== 'store-managed') {
     throw new ConfigError(
       `${path}.regime`,
       'a resumable non-replayable source must be store-managed: its resumption token lives in the offset store',

@@ -53,6 +53,38 @@ describe('PositionTracker', () => {
     expect(t.committable(P)).toBeNull();
   });
 
+  it('resuming an idle partition moves the floor to the resume point, backwards too', () => {
+    const t = new PositionTracker();
+    t.register(span(0, 100));
+    t.register(span(100, 200));
+    t.markDurable(span(0, 100));
+    t.markDurable(span(100, 200));
+    // The source is sought back to the last checkpoint, behind what was committable.
+    t.resumeAt(P, 100);
+    expect(t.committable(P)).toBe(100);
+    expect(() => t.register(span(100, 150))).not.toThrow();
+    expect(t.markDurable(span(100, 150))).toBe(150);
+  });
+
+  it('resuming an idle partition ahead refuses spans before the resume point', () => {
+    const t = new PositionTracker();
+    t.register(span(0, 200));
+    t.markDurable(span(0, 200));
+    t.resumeAt(P, 300);
+    expect(() => t.register(span(200, 250))).toThrow(/precedes/);
+    expect(t.committable(P)).toBe(300);
+    t.register(span(300, 310));
+    expect(t.markDurable(span(300, 310))).toBe(310);
+  });
+
+  it('refuses a resume position that is not an offset, naming the field', () => {
+    const t = new PositionTracker();
+    for (const bad of [Number.NaN, -1, 1.5, 2 ** 53]) {
+      expect(() => t.resumeAt(P, bad)).toThrow(/TWG_SPAN_INVALID: next:/);
+    }
+    expect(t.committable(P)).toBeNull();
+  });
+
   it('never leads: the position is the end of the longest all-durable prefix', () => {
     fc.assert(
       fc.property(

@@ -136,4 +136,24 @@ describe('record id', () => {
     expect(run).toThrow(ThalwegError);
     expect(run).toThrow(new RegExp(`${field}:`));
   });
+
+  it('refuses names with a lone surrogate: UTF-8 would give two names the same ids', () => {
+    // Both encode to "t" U+FFFD in UTF-8, so they would share every record id.
+    for (const topic of ['t\uD800', 't\uDBFF']) {
+      const run = () =>
+        recordId({ cluster: 'k', topic, partition: 0, offset: 0, payload: new Uint8Array() });
+      expect(run).toThrow(/TWG_RECORD_ID_INPUT_INVALID: topic:/);
+    }
+    expect(() => new RecordIdHasher('k\uDC00', 't', 0)).toThrow(/cluster:/);
+    // A well-formed pair is one code point and stays accepted.
+    expect(
+      recordIdHex({
+        cluster: 'k',
+        topic: 't\u{1F600}',
+        partition: 0,
+        offset: 0,
+        payload: new Uint8Array(),
+      }),
+    ).toMatch(/^[0-9a-f]{32}$/);
+  });
 });

@@ -3,6 +3,8 @@ import { assertPrimaryRaw, assertSecondary, assertSourceCanFeedRaw } from '../sr
 import { ConfigError } from '../src/errors.js';
 import { sinkId } from '../src/sink-id.js';
 import type { SinkDescriptor } from '../src/sink.js';
+import type { Durability } from '../src/durability.js';
+import type { SourceOrigin } from '../src/source.js';
 
 const durableReadable: SinkDescriptor = {
   id: sinkId('raw'),
@@ -66,5 +68,40 @@ describe('role validation', () => {
     expect(() =>
       assertSourceCanFeedRaw({ regime: 'broker-managed', origin: { kind: 'replayable' } }),
     ).not.toThrow();
+  });
+
+  it('refuses a durability kind it does not know, as from untyped configuration', () => {
+    for (const kind of ['acks-on-send', 'None', 'flush_close']) {
+      const sink: SinkDescriptor = {
+        ...durableReadable,
+        durability: { kind } as unknown as Durability,
+      };
+      expect(() => assertPrimaryRaw(sink)).toThrow(
+        /primaryRaw\.durability: .*unknown durability kind/,
+      );
+      expect(() => assertSecondary(sink, { allowNonDurable: false })).toThrow(
+        /secondaries\.durability/,
+      );
+    }
+  });
+
+  it('treats an origin kind it does not know as non-replayable', () => {
+    const origin = { kind: 'non_replayable', resumable: false } as unknown as SourceOrigin;
+    expect(() => assertSourceCanFeedRaw({ regime: 'store-managed', origin })).toThrow(
+      /source\.origin: a non-replayable source/,
+    );
+    const resumable = { kind: 'stream', resumable: true } as unknown as SourceOrigin;
+    expect(() => assertSourceCanFeedRaw({ regime: 'broker-managed', origin: resumable })).toThrow(
+      /source\.regime/,
+    );
+  });
+});
+
+describe('isDurable', () => {
+  it('counts only the known durable kinds', async () => {
+    const { isDurable } = await import('../src/durability.js');
+    expect(isDurable({ kind: 'flush-close' })).toBe(true);
+    expect(isDurable({ kind: 'acks-on-send' } as never)).toBe(false);
+    expect(isDurable({ kind: 'none', reason: 'memory' })).toBe(false);
   });
 });

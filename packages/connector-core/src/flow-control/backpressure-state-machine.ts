@@ -1,4 +1,5 @@
 import type { BackpressureConfig } from './backpressure-config.js';
+import { assertNow } from './flow-control-errors.js';
 import {
   classifyPressure,
   type PressureCause,
@@ -75,6 +76,7 @@ export class BackpressureStateMachine {
     private readonly options: BackpressureStateMachineOptions = {},
   ) {
     this.lastNow = options.startedAt ?? 0;
+    assertNow(this.lastNow);
     this.current = { kind: 'normal', since: this.lastNow };
     this.last = this.decide(null, { level: 'clear' });
   }
@@ -89,6 +91,7 @@ export class BackpressureStateMachine {
   }
 
   evaluate(signals: PressureSignals, now: number): BackpressureDecision {
+    assertNow(now);
     const t = now > this.lastNow ? now : this.lastNow;
     this.lastNow = t;
     const reading = classifyPressure(signals, this.config);

@@ -1,5 +1,5 @@
 import type { BottleneckDiagnosisConfig } from './bottleneck-diagnosis-config.js';
-import { assertRatio } from './flow-control-errors.js';
+import { assertNow, assertRatio } from './flow-control-errors.js';
 
 export interface BottleneckSignals {
   /** The byte budget's saturation, 0..1. */
@@ -40,6 +40,7 @@ export class BottleneckDiagnoser {
   evaluate(signals: BottleneckSignals, now: number): BottleneckDiagnosis {
     assertRatio(signals.saturation, 'saturation');
     assertRatio(signals.memoryRatio, 'memoryRatio');
+    assertNow(now);
     const t = now > this.lastNow ? now : this.lastNow;
     this.lastNow = t;
     const c = this.config;

@@ -177,6 +177,9 @@ export class ByteBudget {
     if (this.acks >= acks || this.clock.now() - this.startedAt >= timeoutMs) {
       this.warming = false;
       this.limit = this.config.bytes;
+      // Waiters queued against the warm-up limit may fit now; grant them before
+      // anyone who asks later, whichever call noticed the end of the warm-up.
+      if (this.liveWaiters > 0) this.grantWaiters();
     }
   }
 

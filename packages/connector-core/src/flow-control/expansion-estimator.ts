@@ -56,6 +56,13 @@ export class ExpansionEstimator {
 
   /** Bytes to reserve for a record of `wireBytes` on the wire; at least 1. */
   cost(wireBytes: number): number {
+    // NaN or a negative size would cost 1 byte and let the budget over-admit.
+    if (!(wireBytes >= 0) || !Number.isFinite(wireBytes)) {
+      throw new FlowControlError(
+        'TWG_BUDGET_AMOUNT_INVALID',
+        `wireBytes: expected a finite size >= 0, got ${String(wireBytes)}`,
+      );
+    }
     const est = Math.ceil(wireBytes * this.current);
     return est >= 1 ? est : 1;
   }

@@ -36,6 +36,19 @@ export class FlowControlError extends ThalwegError<FlowControlErrorCode> {
   }
 }
 
+/**
+ * A clock reading. NaN or an infinity would be compared like a time: it can
+ * start a stuck spell at minus infinity or jump past every hold at once.
+ */
+export function assertNow(now: number): void {
+  if (!Number.isFinite(now)) {
+    throw new FlowControlError(
+      'TWG_FLOW_SIGNAL_INVALID',
+      `now: expected a finite clock reading, got ${String(now)}`,
+    );
+  }
+}
+
 /** Ratios and fills are fractions; NaN would compare false everywhere and read as calm. */
 export function assertRatio(value: number, field: string): void {
   if (!(value >= 0) || !Number.isFinite(value)) {

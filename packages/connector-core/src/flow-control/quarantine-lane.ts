@@ -108,7 +108,11 @@ export class QuarantineLane<T> {
       const index = reasonIndex(entry.reason);
       const shedForReason = (this.shedCounts[index] ?? 0) + 1;
       this.shedCounts[index] = shedForReason;
-      this.hooks.onShed?.({ reason: entry.reason, shedForReason, shedTotal: this.shedTotal });
+      try {
+        this.hooks.onShed?.({ reason: entry.reason, shedForReason, shedTotal: this.shedTotal });
+      } catch {
+        // An observer's failure must not reach the clean path; the counts above stand.
+      }
       return 'shed';
     }
     this.ring[(this.start + this.depth) % this.config.capacity] = entry;

@@ -1,4 +1,4 @@
-import { assertRatio, FlowControlError } from './flow-control-errors.js';
+import { assertNow, assertRatio, FlowControlError } from './flow-control-errors.js';
 import type { StuckDetectorConfig } from './stuck-detector-config.js';
 
 export interface StuckSignals {
@@ -71,6 +71,7 @@ export class StuckDetector {
         `progress: expected a finite counter, got ${String(signals.progress)}`,
       );
     }
+    assertNow(now);
     const t = now > this.lastNow ? now : this.lastNow;
     this.lastNow = t;
     const c = this.config;

@@ -198,6 +198,21 @@ describe('BackpressureStateMachine: hysteresis on the way out', () => {
     expect(machine.evaluate(calm, 10_001 + HOLD - 1).state.kind).toBe('degraded');
     expect(machine.evaluate(calm, 10_001 + HOLD).state.kind).toBe('recovery');
   });
+
+  it('a clock reading that is not finite is refused and cannot skip the hold or the dwell', () => {
+    const { at, machine } = rig();
+    at(memHigh);
+    at(calm, 1);
+    for (const bad of [Number.POSITIVE_INFINITY, Number.NaN]) {
+      expect(() => machine.evaluate(calm, bad)).toThrow(/TWG_FLOW_SIGNAL_INVALID: now/);
+    }
+    expect(machine.state.kind).toBe('degraded');
+    expect(at(calm, HOLD - 1).state.kind).toBe('degraded');
+    expect(at(calm, 1).state.kind).toBe('recovery');
+    expect(() => machine.evaluate(calm, Number.POSITIVE_INFINITY)).toThrow(/now/);
+    expect(at(calm, DWELL - 1).state.kind).toBe('recovery');
+    expect(at(calm, 1).state.kind).toBe('normal');
+  });
 });
 
 describe('BackpressureStateMachine: the working-set exception', () => {

@@ -31,4 +31,17 @@ describe('BottleneckDiagnoser', () => {
     const d = new BottleneckDiagnoser(config);
     expect(() => d.evaluate({ saturation: Number.NaN, memoryRatio: 0 }, 0)).toThrow(/saturation/);
   });
+
+  it('refuses a clock reading that is not finite instead of diagnosing at once', () => {
+    const d = new BottleneckDiagnoser(config);
+    const saturated = { saturation: 1, memoryRatio: 0.3 };
+    for (const now of [Number.NaN, Number.NaN, 1_000]) {
+      try {
+        d.evaluate(saturated, now);
+      } catch (e) {
+        expect(String(e)).toMatch(/TWG_FLOW_SIGNAL_INVALID: now/);
+      }
+    }
+    expect(d.current.kind).toBe('none');
+  });
 });

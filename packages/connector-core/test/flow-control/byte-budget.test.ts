@@ -176,6 +176,18 @@ describe('ByteBudget: warm-up', () => {
     expect(b.stats()).toMatchObject({ limitBytes: 1_000, inFlightBytes: 450 });
   });
 
+  it('a request that finds the warm-up timed out grants the waiters first, then itself', async () => {
+    const clock = new ManualClock();
+    const b = budgetOf(1_000, warm, clock);
+    b.tryAcquire(200);
+    const pending = b.acquire(100); // 300 > 250: waits
+    clock.advance(10_000);
+    // No tick and no release yet: the next request ends the warm-up itself.
+    expect(b.tryAcquire(50)).toEqual({ kind: 'granted' });
+    await expect(pending).resolves.toEqual({ kind: 'granted' });
+    expect(b.stats()).toMatchObject({ limitBytes: 1_000, waiters: 0, inFlightBytes: 350 });
+  });
+
   it('judges oversized against what can be granted now: during warm-up, a fraction', () => {
     const b = budgetOf(1_000, warm);
     expect(b.tryAcquire(300)).toEqual({ kind: 'oversized', bytes: 300, grantable: 250 });

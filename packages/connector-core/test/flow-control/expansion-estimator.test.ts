@@ -56,4 +56,11 @@ describe('ExpansionEstimator', () => {
     expect(() => e.observe(0, 10)).toThrow(/TWG_BUDGET_AMOUNT_INVALID/);
     expect(() => e.observe(10, Number.NaN)).toThrow(/TWG_BUDGET_AMOUNT_INVALID/);
   });
+
+  it('refuses to cost a size that is not one, instead of reserving a single byte', () => {
+    const e = estimator();
+    for (const bad of [Number.NaN, -10, Number.POSITIVE_INFINITY]) {
+      expect(() => e.cost(bad)).toThrow(/TWG_BUDGET_AMOUNT_INVALID/);
+    }
+  });
 });

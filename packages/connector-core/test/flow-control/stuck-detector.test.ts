@@ -122,4 +122,24 @@ describe('StuckDetector', () => {
       /progress/,
     );
   });
+
+  it('refuses a clock reading that is not finite, so a spell cannot start at minus infinity', () => {
+    const stuck = { memoryRatio: 0.85, channelFill: 0, progress: 0 };
+    for (const bad of [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY]) {
+      expect(() => new StuckDetector(config).evaluate(stuck, bad)).toThrow(
+        /TWG_FLOW_SIGNAL_INVALID: now/,
+      );
+    }
+    // What the refusal prevents: two bad readings, then one good one, used to
+    // read as stuck for an infinite time and request an exit at once.
+    const d = new StuckDetector(config);
+    for (const now of [Number.NaN, Number.NaN, 1_000]) {
+      try {
+        d.evaluate(stuck, now);
+      } catch {
+        // refused
+      }
+    }
+    expect(d.current.level).toBe('ok');
+  });
 });
