@@ -142,7 +142,9 @@ export class AdaptiveBatcher<T> {
   }
 
   private aged(open: OpenBatch<T>, now: number): boolean {
-    return now - open.openedAt >= this.limits.maxAgeMs;
+    // The same sum as `deadline`: with fractional clocks (performance.now()),
+    // `now - openedAt` at now = deadline can round below maxAgeMs.
+    return now >= open.openedAt + this.limits.maxAgeMs;
   }
 
   private start(now: number): OpenBatch<T> {

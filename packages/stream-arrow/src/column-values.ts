@@ -33,7 +33,12 @@ export function toTimestamp(
   if (value instanceof Date) {
     const ms = value.getTime();
     if (Number.isNaN(ms)) bad(spec, row, value, 'an invalid Date');
-    return BigInt(ms) * SCALE_FROM_MS[unit];
+    // A Date spans +-8.64e15 ms, which in nanoseconds is beyond int64 (about
+    // 1677-2262): a BigInt64Array would wrap such a value silently.
+    const scaled = BigInt(ms) * SCALE_FROM_MS[unit];
+    if (scaled < INT64_MIN || scaled > INT64_MAX)
+      bad(spec, row, value, `outside the ${unit} range`);
+    return scaled;
   }
   return toInt64(value, spec, row);
 }

@@ -7,8 +7,8 @@ import { ArrowBatchError } from './errors.js';
  * shorter than the column needs becomes a typed array that silently reads
  * `undefined`, and utf8 offsets are never checked. A decoded batch from the
  * outside is therefore checked before it is handed on: every column has its
- * rows, every buffer is long enough, value offsets rise within their data,
- * and utf8 data is valid UTF-8.
+ * rows, a non-nullable column no nulls, every buffer is long enough, value
+ * offsets rise within their data, and utf8 data is valid UTF-8.
  */
 export function checkDecodedBatch(batch: RecordBatch): void {
   batch.schema.fields.forEach((field, i) => {
@@ -19,6 +19,11 @@ export function checkDecodedBatch(batch: RecordBatch): void {
     const column = data[0] as Data | undefined;
     if (column === undefined || column.length !== batch.numRows) {
       broken(field.name, `holds ${column?.length ?? 0} values for ${batch.numRows} rows`);
+    }
+    // The schema is the table's contract: nulls where it allows none are
+    // refused, as the builder refuses them.
+    if (!field.nullable && column.nullCount > 0) {
+      broken(field.name, `holds ${column.nullCount} nulls in a non-nullable column`);
     }
     checkColumn(field.name, column);
   });
@@ -45,8 +50,17 @@ function checkColumn(name: string, column: Data): void {
       previous = next;
     }
     if (previous > values.byteLength) broken(name, 'value offsets run past the data buffer');
-    if (DataType.isUtf8(type) && !isUtf8(values.subarray(offsets[0], previous))) {
-      broken(name, 'utf8 data is not valid UTF-8');
+    if (DataType.isUtf8(type)) {
+      if (!isUtf8(values.subarray(offsets[0], previous)))
+        broken(name, 'utf8 data is not valid UTF-8');
+      // Valid as a whole is not enough: each value is decoded alone, so no
+      // offset may fall inside a character (on a continuation byte).
+      for (let i = 1; i < n; i++) {
+        const at = offsets[i] ?? 0;
+        if (at < previous && ((values[at] ?? 0) & 0xc0) === 0x80) {
+          broken(name, `value ${i} starts inside a UTF-8 character`);
+        }
+      }
     }
     return;
   }

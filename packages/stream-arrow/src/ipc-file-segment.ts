@@ -1,8 +1,14 @@
-import { RecordBatchFileReader, RecordBatchFileWriter, type RecordBatch } from 'apache-arrow';
+import {
+  MessageHeader,
+  RecordBatchFileReader,
+  RecordBatchFileWriter,
+  type RecordBatch,
+} from 'apache-arrow';
 import { checkDecodedBatch } from './decoded-batch-check.js';
 import { ArrowBatchError } from './errors.js';
-import { scanIpcStream } from './ipc-message-scan.js';
+import { scanIpcStream, type ScannedMessage } from './ipc-message-scan.js';
 import type { DecodeOptions } from './ipc-stream.js';
+import { checkFooterBounds, type FileBlock } from './message-bounds.js';
 import { assertSchemaMatches } from './schema-match.js';
 
 /**
@@ -50,14 +56,23 @@ export function readIpcFileSegment(bytes: Uint8Array, options: DecodeOptions = {
   if (footerLength <= 0 || footerAt < HEAD) {
     fail(bytes.byteLength - TAIL, `footer length ${footerLength} does not fit the file`);
   }
+  let messages: ScannedMessage[];
   try {
-    scanIpcStream(bytes.subarray(HEAD, footerAt));
+    messages = scanIpcStream(bytes.subarray(HEAD, footerAt));
   } catch (cause) {
     if (cause instanceof ArrowBatchError && cause.offset !== undefined) {
       fail(cause.offset + HEAD, cause.message, cause);
     }
     throw cause;
   }
+  // apache-arrow reads the footer unverified and each batch where a footer
+  // block points: the footer must be in bounds and list exactly the messages
+  // the scan checked, or a corrupted footer hangs the reader on a huge vector
+  // count, or yields batches that are not in the stream (or leaves some out).
+  const footer = checkFooterBounds(bytes.subarray(footerAt, footerAt + footerLength), footerAt);
+  const scanned = (type: MessageHeader) => messages.filter((m) => m.headerType === type);
+  sameBlocks(footer.dictionaries, scanned(MessageHeader.DictionaryBatch), 'dictionary', footerAt);
+  sameBlocks(footer.recordBatches, scanned(MessageHeader.RecordBatch), 'record batch', footerAt);
   let batches: RecordBatch[];
   try {
     batches = [...RecordBatchFileReader.from(bytes)];
@@ -69,6 +84,34 @@ export function readIpcFileSegment(bytes: Uint8Array, options: DecodeOptions = {
     checkDecodedBatch(batch);
   }
   return batches;
+}
+
+function sameBlocks(
+  blocks: readonly FileBlock[],
+  messages: readonly ScannedMessage[],
+  what: string,
+  footerAt: number,
+): void {
+  if (blocks.length !== messages.length) {
+    fail(
+      footerAt,
+      `footer lists ${blocks.length} ${what} blocks, the file holds ${messages.length}`,
+    );
+  }
+  blocks.forEach((block, i) => {
+    const m = messages[i];
+    if (
+      m === undefined ||
+      block.offset !== HEAD + m.offset ||
+      block.metaDataLength !== m.metadataLength ||
+      block.bodyLength !== m.bodyLength
+    ) {
+      fail(
+        footerAt,
+        `footer ${what} block ${i} is not the message at byte ${HEAD + (m?.offset ?? 0)}`,
+      );
+    }
+  });
 }
 
 function schemaKey(batch: RecordBatch): string {

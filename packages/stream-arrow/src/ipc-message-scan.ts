@@ -14,6 +14,8 @@ import { checkMessageBounds } from './message-bounds.js';
  */
 export interface ScannedMessage {
   readonly offset: number;
+  /** Bytes from `offset` to the body: the marker and length prefix and the metadata. */
+  readonly metadataLength: number;
   readonly headerType: MessageHeader;
   readonly bodyLength: number;
   /** A batch whose body uses IPC body compression. */
@@ -50,13 +52,16 @@ export function scanIpcStream(bytes: Uint8Array): ScannedMessage[] {
         `body of ${scanned.bodyLength} bytes does not fit the ${bytes.byteLength - bodyAt} left`,
       );
     }
-    messages.push(scanned);
+    messages.push({ ...scanned, metadataLength: prefix + length });
     at = bodyAt + scanned.bodyLength;
   }
   return messages;
 }
 
-function decodeMessage(metadata: Uint8Array, offset: number): ScannedMessage {
+function decodeMessage(
+  metadata: Uint8Array,
+  offset: number,
+): Omit<ScannedMessage, 'metadataLength'> {
   let message: Message<MessageHeader>;
   let compressed = false;
   checkMessageBounds(metadata, offset);

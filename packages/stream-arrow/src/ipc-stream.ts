@@ -47,6 +47,14 @@ export function decodeIpcStream(bytes: Uint8Array, options: DecodeOptions = {}):
       offset: first?.offset ?? 0,
     });
   }
+  // apache-arrow reads a batch with the latest schema before it, so a second
+  // schema message would silently change how the batch's buffers are read.
+  const schema = messages.find((m, i) => i > 0 && m.headerType === MessageHeader.Schema);
+  if (schema !== undefined) {
+    throw new ArrowBatchError('TWG_ARROW_IPC_INVALID', 'a second schema message', {
+      offset: schema.offset,
+    });
+  }
   const batches = messages.filter((m) => m.headerType === MessageHeader.RecordBatch);
   const dictionary = messages.find((m) => m.headerType === MessageHeader.DictionaryBatch);
   if (dictionary !== undefined) {

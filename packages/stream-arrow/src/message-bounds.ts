@@ -18,6 +18,9 @@ const SCHEMA = { fields: 1, customMetadata: 2, features: 3 } as const;
 const FIELD = { name: 0, type: 3, dictionary: 4, children: 5, customMetadata: 6 } as const;
 const BATCH = { nodes: 1, buffers: 2, compression: 3, variadic: 4 } as const;
 const DICTIONARY_DATA = 1;
+const FOOTER = { schema: 1, dictionaries: 2, recordBatches: 3, customMetadata: 4 } as const;
+/** File.fbs `Block`: offset i64, metaDataLength i32 (+4 padding), bodyLength i64. */
+const BLOCK_BYTES = 24;
 const MAX_DEPTH = 64;
 
 export function checkMessageBounds(metadata: Uint8Array, offset: number): void {
@@ -28,9 +31,7 @@ export function checkMessageBounds(metadata: Uint8Array, offset: number): void {
   const header = reader.child(root, MESSAGE.header, 'message header');
   if (header === undefined) return;
   if (headerType === 1) {
-    reader.vector(header, SCHEMA.customMetadata, 4, 'schema metadata');
-    reader.vector(header, SCHEMA.features, 8, 'schema features');
-    reader.fields(header, SCHEMA.fields, 0);
+    reader.schema(header);
   } else if (headerType === 3 || headerType === 2) {
     const batch =
       headerType === 3 ? header : reader.child(header, DICTIONARY_DATA, 'dictionary data');
@@ -40,6 +41,33 @@ export function checkMessageBounds(metadata: Uint8Array, offset: number): void {
     reader.vector(batch, BATCH.variadic, 8, 'variadic buffer counts');
     reader.child(batch, BATCH.compression, 'body compression');
   }
+}
+
+/** Where a file footer says a message is: byte offset, prefix + metadata length, body length. */
+export interface FileBlock {
+  readonly offset: number;
+  readonly metaDataLength: number;
+  readonly bodyLength: number;
+}
+
+/**
+ * The same check for the footer of an IPC file (File.fbs `Footer`: version,
+ * schema, dictionary blocks, record batch blocks, custom metadata), which
+ * apache-arrow decodes just as unverified; returns the blocks it lists.
+ */
+export function checkFooterBounds(
+  footer: Uint8Array,
+  offset: number,
+): { readonly dictionaries: FileBlock[]; readonly recordBatches: FileBlock[] } {
+  const reader = new Bounds(footer, offset);
+  const root = reader.table(reader.u32(0), 'footer');
+  reader.vector(root, FOOTER.customMetadata, 4, 'footer metadata');
+  const schema = reader.child(root, FOOTER.schema, 'footer schema');
+  if (schema !== undefined) reader.schema(schema);
+  return {
+    dictionaries: reader.blocks(root, FOOTER.dictionaries, 'dictionary blocks'),
+    recordBatches: reader.blocks(root, FOOTER.recordBatches, 'record batch blocks'),
+  };
 }
 
 class Bounds {
@@ -86,6 +114,28 @@ class Bounds {
     const count = this.u32(start);
     this.need(start + 4, count * elementSize, what);
     return count;
+  }
+
+  schema(table: number): void {
+    this.vector(table, SCHEMA.customMetadata, 4, 'schema metadata');
+    this.vector(table, SCHEMA.features, 8, 'schema features');
+    this.fields(table, SCHEMA.fields, 0);
+  }
+
+  /** A vector of `Block` structs, read. */
+  blocks(table: number, slot: number, what: string): FileBlock[] {
+    const count = this.vector(table, slot, BLOCK_BYTES, what);
+    if (count === 0) return [];
+    const at = this.field(table, slot) ?? 0;
+    const start = at + this.u32(at) + 4;
+    return Array.from({ length: count }, (_, i) => {
+      const block = start + BLOCK_BYTES * i;
+      return {
+        offset: Number(this.view.getBigInt64(block, true)),
+        metaDataLength: this.view.getInt32(block + 8, true),
+        bodyLength: Number(this.view.getBigInt64(block + 16, true)),
+      };
+    });
   }
 
   /** A vector of `Field` tables, their children recursively. */

@@ -68,6 +68,19 @@ describe('AdaptiveBatcher', () => {
     expect(b.poll()).toBeUndefined();
   });
 
+  it('ages out exactly at its deadline on a fractional clock (performance.now())', () => {
+    // 7411.777123613739 + 1000 rounds down: 8411.777123613738 - 7411.777123613739
+    // is 999.9999999999991, just short of maxAgeMs.
+    const clock = new TestClock(7411.777123613739);
+    const b = new AdaptiveBatcher<string>({ ...limits, maxAgeMs: 1000 }, clock);
+    b.add('a', 1);
+    clock.time = b.deadline!;
+    expect(b.poll()?.reason).toBe('age');
+    b.add('b', 1);
+    clock.time = b.deadline!;
+    expect(b.add('c', 1).map((x) => [x.reason, x.items])).toEqual([['age', ['b']]]);
+  });
+
   it('ages out a stale batch on add, before the new record joins it', () => {
     const clock = new TestClock();
     const b = new AdaptiveBatcher<string>(limits, clock);

@@ -1,3 +1,13 @@
+import {
+  makeData,
+  RecordBatch,
+  type Data,
+  Struct,
+  Table,
+  tableFromIPC,
+  tableToIPC,
+  vectorFromArray,
+} from 'apache-arrow';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
@@ -164,6 +174,63 @@ describe('BatchBuilder', () => {
     );
   });
 
+  it("agrees value for value with apache-arrow's vectorFromArray, from rows and from columns", () => {
+    // Timestamps are left out: apache-arrow's builder takes float milliseconds
+    // (lossy beyond 2^53 ns); they are checked against exact values above.
+    const schema = BatchSchema.define({
+      fields: [
+        { name: 'flag', type: column.boolean, nullable: true },
+        { name: 'i32', type: column.int32, nullable: true },
+        { name: 'i64', type: column.int64, nullable: true },
+        { name: 'f64', type: column.float64, nullable: true },
+        { name: 'text', type: column.utf8, nullable: true },
+        { name: 'blob', type: column.binary, nullable: true },
+        { name: 'day', type: column.date32, nullable: true },
+      ],
+    });
+    const b = new BatchBuilder(schema);
+    const row = fc.record({
+      flag: fc.option(fc.boolean()),
+      i32: fc.option(fc.integer()),
+      i64: fc.option(fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n })),
+      f64: fc.option(fc.double()),
+      text: fc.option(fc.oneof(fc.string({ unit: 'binary' }), fc.string({ unit: 'grapheme' }))),
+      blob: fc.option(fc.uint8Array({ maxLength: 64 })),
+      day: fc.option(fc.date({ noInvalidDate: true })),
+    });
+    const read = (stream: Uint8Array) => tableFromIPC(stream).batches[0]!;
+    fc.assert(
+      fc.property(fc.array(row, { minLength: 1, maxLength: 80 }), (input) => {
+        const fields = schema.arrow.fields;
+        const slow = fields.map((f) =>
+          vectorFromArray(
+            input.map((r) => r[f.name as keyof typeof r]),
+            f.type,
+          ),
+        );
+        const struct = makeData({
+          type: new Struct(fields),
+          length: input.length,
+          nullCount: 0,
+          children: slow.map((v) => v.data[0] as Data),
+        });
+        const oracle = read(tableToIPC(new Table(new RecordBatch(schema.arrow, struct)), 'stream'));
+        const fromRows = encodeIpcStream(b.fromRows(input));
+        const columnsInput = Object.fromEntries(
+          schema.fields.map((f) => [f.name, input.map((r) => r[f.name as keyof typeof r])]),
+        );
+        expect(Buffer.from(encodeIpcStream(b.fromColumns(columnsInput))).equals(fromRows)).toBe(
+          true,
+        );
+        const ours = read(fromRows);
+        for (const f of schema.fields) {
+          expect(readColumn(ours, f.name), f.name).toEqual(readColumn(oracle, f.name));
+        }
+      }),
+      { numRuns: 200 },
+    );
+  });
+
   it('writes a lone surrogate as U+FFFD, as TextEncoder does', () => {
     const schema = BatchSchema.define({
       fields: [{ name: 's', type: column.utf8, nullable: false }],
@@ -175,6 +242,40 @@ describe('BatchBuilder', () => {
     expect(readColumn(decodeIpcStream(encodeIpcStream(batch)), 's')).toEqual([
       'a\ufffdb',
       'x'.repeat(60) + '\ufffd',
+    ]);
+  });
+
+  it('refuses a Date beyond the int64 nanosecond range instead of wrapping it', () => {
+    const schema = BatchSchema.define({
+      fields: [
+        { name: 'ns', type: column.timestamp('ns'), nullable: false },
+        { name: 'us', type: column.timestamp('us'), nullable: false },
+      ],
+    });
+    const b = new BatchBuilder(schema);
+    // int64 nanoseconds end at 2262-04-11T23:47:16.854775807Z.
+    const last = new Date(9_223_372_036_854);
+    const first = new Date(-9_223_372_036_854);
+    const built = b.fromRows([
+      { ns: last, us: last },
+      { ns: first, us: first },
+    ]);
+    expect(readColumn(built, 'ns')).toEqual([
+      9_223_372_036_854_000_000n,
+      -9_223_372_036_854_000_000n,
+    ]);
+    for (const ms of [9_223_372_036_855, -9_223_372_036_855, Date.UTC(2300, 0, 1)]) {
+      const row = { ns: new Date(ms), us: new Date(ms) };
+      for (const run of [() => b.fromRows([row]), () => b.validateRow(row)]) {
+        const error = refusal(run);
+        expect([error.code, error.field, error.row]).toEqual(['TWG_ARROW_VALUE_INVALID', 'ns', 0]);
+        expect(error.message).toMatch(/Date is outside the ns range/);
+      }
+    }
+    // Microseconds hold every Date.
+    const latest = new Date(8.64e15);
+    expect(readColumn(b.fromRows([{ ns: 0n, us: latest }]), 'us')).toEqual([
+      8_640_000_000_000_000_000n,
     ]);
   });
 

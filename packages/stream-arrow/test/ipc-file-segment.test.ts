@@ -1,3 +1,5 @@
+import { Field, Int64, makeData, RecordBatch, Schema, Struct } from 'apache-arrow';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   ArrowBatchError,
@@ -47,6 +49,29 @@ function refusal(run: () => unknown): ArrowBatchError {
   throw new Error('expected an ArrowBatchError');
 }
 
+/**
+ * Positions in a segment's footer (File.fbs `Footer`: slot 1 schema, slot 3
+ * record batch blocks; `Schema`: slot 2 custom metadata), by a minimal
+ * FlatBuffers walk: a table starts with an i32 back to its vtable, a
+ * reference is a u32 forward from where it is stored.
+ */
+function footerPositions(segment: Uint8Array) {
+  const view = new DataView(segment.buffer, segment.byteOffset, segment.byteLength);
+  const footerAt = segment.byteLength - 10 - view.getInt32(segment.byteLength - 10, true);
+  const referenced = (at: number) => at + view.getUint32(at, true);
+  const slot = (table: number, index: number) => {
+    const vtable = table - view.getInt32(table, true);
+    return table + view.getUint16(vtable + 4 + 2 * index, true);
+  };
+  const footer = referenced(footerAt);
+  const schema = referenced(slot(footer, 1));
+  return {
+    /** Where the u32 counts of the schema's metadata and of the record batch blocks are. */
+    metadataCount: referenced(slot(schema, 2)),
+    blockCount: referenced(slot(footer, 3)),
+  };
+}
+
 describe('IPC file segments', () => {
   const segment = writeIpcFileSegment([first, second]);
 
@@ -69,6 +94,61 @@ describe('IPC file segments', () => {
     expect(
       refusal(() => readIpcFileSegment(Buffer.from('ARROW1 but then nothing useful'))).code,
     ).toBe('TWG_ARROW_IPC_INVALID');
+  });
+
+  it('refuses footer vector counts that reach past the footer, instead of spinning on them', () => {
+    // A schema with metadata: apache-arrow would read 2^30 key-value pairs
+    // from past the end of the footer (minutes of CPU) before any check.
+    const fields = [new Field('id', new Int64(), false)];
+    const tagged = new Schema(fields, new Map([['origin', 'test']]));
+    const ids = makeData({
+      type: new Int64(),
+      length: 1,
+      nullCount: 0,
+      data: new BigInt64Array([7n]),
+    });
+    const struct = makeData({ type: new Struct(fields), length: 1, nullCount: 0, children: [ids] });
+    const withMetadata = writeIpcFileSegment([new RecordBatch(tagged, struct)]);
+    const { metadataCount, blockCount } = footerPositions(withMetadata);
+    for (const at of [metadataCount, blockCount]) {
+      const corrupted = Buffer.from(withMetadata);
+      corrupted.writeUInt32LE(0x4000_0000, at);
+      const error = refusal(() => readIpcFileSegment(corrupted));
+      expect(error.code).toBe('TWG_ARROW_IPC_INVALID');
+      expect(error.message).toMatch(/reaches outside the \d+-byte/);
+    }
+  });
+
+  it('refuses a footer that lists a batch twice and leaves another out', () => {
+    const { blockCount } = footerPositions(segment);
+    const blocks = blockCount + 4; // two 24-byte Block structs
+    const corrupted = Buffer.from(segment);
+    corrupted.copy(corrupted, blocks, blocks + 24, blocks + 48);
+    const error = refusal(() => readIpcFileSegment(corrupted, { expect: schema }));
+    expect(error.code).toBe('TWG_ARROW_IPC_INVALID');
+    expect(error.message).toMatch(/footer record batch block 0 is not the message at byte 8/);
+  });
+
+  it('never hangs or reads other batches on corrupted bytes: an ArrowBatchError or the same rows', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.nat(segment.byteLength - 1), fc.integer({ min: 1, max: 255 })), {
+          minLength: 1,
+          maxLength: 3,
+        }),
+        (flips) => {
+          const corrupted = Buffer.from(segment);
+          for (const [at, mask] of flips) corrupted[at]! ^= mask;
+          try {
+            const batches = readIpcFileSegment(corrupted, { expect: schema });
+            expect(batches.map((b) => b.numRows)).toEqual([2, 1]);
+          } catch (error) {
+            expect(error).toBeInstanceOf(ArrowBatchError);
+          }
+        },
+      ),
+      { numRuns: 1500 },
+    );
   });
 
   it('refuses no batches, mixed schemas and an unexpected schema', () => {

@@ -1,7 +1,14 @@
 import {
   compressionRegistry,
   CompressionType,
+  Field,
+  Int64,
+  makeData,
+  RecordBatch,
   RecordBatchStreamWriter,
+  Schema,
+  Struct,
+  Utf8,
   tableFromArrays,
   tableToIPC,
   type Codec,
@@ -91,6 +98,69 @@ describe('IPC stream, one batch per message', () => {
     const trailing = refusal(() => decodeIpcStream(Buffer.concat([bytes, Buffer.from([1, 2, 3])])));
     expect(trailing.offset).toBe(bytes.byteLength);
     expect(refusal(() => decodeIpcStream(new Uint8Array(0))).code).toBe('TWG_ARROW_IPC_INVALID');
+  });
+
+  it('refuses a second schema message, which would change how the batch is read', () => {
+    const floats = BatchSchema.define({
+      fields: [{ name: 'id', type: column.float64, nullable: false }],
+    });
+    const ints = BatchSchema.define({
+      fields: [{ name: 'id', type: column.int64, nullable: false }],
+    });
+    const written = encodeIpcStream(new BatchBuilder(floats).fromRows([{ id: 1.5 }, { id: 2.5 }]));
+    const intSchema = encodeIpcStream(new BatchBuilder(ints).fromRows([{ id: 1n }]));
+    const schemaEnd = (s: Uint8Array) => 8 + new DataView(s.buffer, s.byteOffset).getInt32(4, true);
+    // The float writer's stream with an int64 schema message spliced in before its batch:
+    // apache-arrow would read the float64 bits as int64 values, and `expect` would pass.
+    const spliced = Buffer.concat([
+      written.subarray(0, schemaEnd(written)),
+      intSchema.subarray(0, schemaEnd(intSchema)),
+      written.subarray(schemaEnd(written)),
+    ]);
+    const error = refusal(() => decodeIpcStream(spliced, { expect: ints }));
+    expect([error.code, error.offset]).toEqual(['TWG_ARROW_IPC_INVALID', schemaEnd(written)]);
+    expect(error.message).toMatch(/a second schema message/);
+  });
+
+  it('refuses utf8 offsets that split a character between two values', () => {
+    // "é" is C3 A9: valid as a whole, but values [C3] and [A9] would each read as U+FFFD.
+    const fields = [new Field('s', new Utf8(), false)];
+    const split = makeData({
+      type: new Utf8(),
+      length: 2,
+      nullCount: 0,
+      valueOffsets: new Int32Array([0, 1, 2]),
+      data: new Uint8Array([0xc3, 0xa9]),
+    });
+    const struct = makeData({
+      type: new Struct(fields),
+      length: 2,
+      nullCount: 0,
+      children: [split],
+    });
+    const stream = RecordBatchStreamWriter.writeAll([new RecordBatch(new Schema(fields), struct)]);
+    const error = refusal(() => decodeIpcStream(stream.toUint8Array(true)));
+    expect([error.code, error.field]).toEqual(['TWG_ARROW_IPC_INVALID', 's']);
+    expect(error.message).toMatch(/value 1 starts inside a UTF-8 character/);
+  });
+
+  it('refuses nulls in a column the schema declares non-nullable', () => {
+    const fields = [new Field('id', new Int64(), false)];
+    const ids = makeData({
+      type: new Int64(),
+      length: 2,
+      nullCount: 1,
+      nullBitmap: new Uint8Array([0b01]),
+      data: new BigInt64Array([7n, 8n]),
+    });
+    const struct = makeData({ type: new Struct(fields), length: 2, nullCount: 0, children: [ids] });
+    const stream = RecordBatchStreamWriter.writeAll([new RecordBatch(new Schema(fields), struct)]);
+    const nonNull = BatchSchema.define({
+      fields: [{ name: 'id', type: column.int64, nullable: false }],
+    });
+    const error = refusal(() => decodeIpcStream(stream.toUint8Array(true), { expect: nonNull }));
+    expect([error.code, error.field]).toEqual(['TWG_ARROW_IPC_INVALID', 'id']);
+    expect(error.message).toMatch(/1 nulls in a non-nullable column/);
   });
 
   it('never fails with anything but an ArrowBatchError on corrupted bytes', () => {

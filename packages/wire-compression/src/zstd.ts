@@ -22,6 +22,13 @@ import { zstdFrameSummary } from './zstd-frame-layout.js';
  */
 const WINDOW_ALLOWANCE = 8 * 1024 * 1024;
 
+/**
+ * Caution: fzstd trusts a frame's declared content size. If that field
+ * disagrees with the blocks (corruption), the output is padded or cut to the
+ * declared size without an error, and fzstd does not verify the optional
+ * content checksum. Callers that know the expected length (Arrow IPC bodies,
+ * Parquet pages) must compare it with the output; the IPC path does.
+ */
 export function decompressZstd(data: Uint8Array, options?: DecompressOptions): Uint8Array {
   const limit = outputLimit(options);
   const summary = zstdFrameSummary(data);
