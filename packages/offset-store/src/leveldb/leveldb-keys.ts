@@ -84,9 +84,10 @@ export function readU64(b: Buffer, at: number): number {
   return b.readUInt32BE(at) * 0x1_0000_0000 + b.readUInt32BE(at + 4);
 }
 
-function writeU64(b: Buffer, at: number, value: number): void {
+/** Writes a safe integer as a big-endian u64; returns the position after it. */
+export function writeU64(b: Buffer, at: number, value: number): number {
   b.writeUInt32BE(Math.floor(value / 0x1_0000_0000), at);
-  b.writeUInt32BE(value >>> 0, at + 4);
+  return b.writeUInt32BE(value >>> 0, at + 4);
 }
 
 /** Bounds for a scan of every key with `prefix` followed by `width` more bytes. */

@@ -1,7 +1,7 @@
 import type { SinkId, SourceCursor } from '@thalweg/connector-core';
 import type { CoverageDelta, CursorKey } from '../coverage-store.js';
 import { CoverageError } from '../errors.js';
-import { readU64 } from './leveldb-keys.js';
+import { readU64, writeU64 } from './leveldb-keys.js';
 
 /**
  * An entry of the local tier's not-yet-checkpointed log: coverage ranges or a
@@ -79,9 +79,4 @@ export function decodeLogEntry(value: Buffer, seq: number): LogEntry {
       cause,
     );
   }
-}
-
-function writeU64(b: Buffer, at: number, value: number): number {
-  b.writeUInt32BE(Math.floor(value / 0x1_0000_0000), at);
-  return b.writeUInt32BE(value >>> 0, at + 4);
 }
