@@ -49,7 +49,15 @@ const REQUIREMENTS: readonly {
 
 /**
  * Checks, against the live table description, that `table` may hold the
- * primary-raw role. Called every time the role matters — at start and before
+ * primary-raw role.
+ *
+ * Read-after-write hazard, for whoever reads raw back (recovery): the
+ * Iceberg metadata of a Delta commit is generated asynchronously, so a read
+ * right after a write may see an older table state and silently replay an
+ * incomplete window. Recovery must stay behind the write head (windows that
+ * trail it) or trigger metadata generation before reading; it must never
+ * assume the latest commit is visible through Iceberg.
+ * Called every time the role matters — at start and before
  * each recovery pass — never cached, because a property can be changed under
  * a running pipeline. Refuses with the first failing property named.
  */
