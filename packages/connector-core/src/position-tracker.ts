@@ -2,6 +2,7 @@ import { InvalidInputError } from './errors.js';
 import {
   checkOffset,
   formatSpan,
+  offsetSpan,
   partitionKey,
   type OffsetSpan,
   type SourcePartition,
@@ -33,6 +34,9 @@ export class PositionTracker {
 
   /** Registers a span read from the source. Spans of a partition must ascend. */
   register(span: OffsetSpan): void {
+    // Spans built by hand (not by offsetSpan) are checked here too: a wrong
+    // `end` would otherwise become the committed position.
+    offsetSpan(span.topic, span.partition, span.start, span.end);
     const log = this.logFor(span);
     const last = log.spans[log.spans.length - 1];
     const floor = last?.span.end ?? log.committable ?? 0;

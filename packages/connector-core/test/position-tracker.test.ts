@@ -127,3 +127,16 @@ describe('PositionTracker', () => {
     );
   });
 });
+
+describe('PositionTracker input checks', () => {
+  it('refuses a hand-built span that is empty, inverted or unsafe', () => {
+    const t = new PositionTracker();
+    expect(() => t.register({ topic: 'orders', partition: 0, start: 10, end: 5 })).toThrow(
+      /end: span \[10, 5\)/,
+    );
+    expect(() => t.register({ topic: 'orders', partition: 0, start: 0, end: Number.NaN })).toThrow(
+      /end: NaN/,
+    );
+    expect(t.pending(P)).toBe(0);
+  });
+});

@@ -91,7 +91,13 @@ export class ByteBudget {
   acquire(bytes: number, signal?: AbortSignal): Promise<AcquireOutcome> {
     // An already withdrawn request takes nothing, even if room is free.
     if (signal?.aborted === true) return Promise.reject(abortError(bytes, signal));
-    const admission = this.tryAcquire(bytes);
+    let admission: Admission;
+    try {
+      admission = this.tryAcquire(bytes);
+    } catch (error) {
+      // A promise-returning method reports bad input as a rejection, never a throw.
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    }
     if (admission.kind !== 'wait') return Promise.resolve(admission);
     return new Promise<AcquireOutcome>((resolve, reject) => {
       const waiter: Waiter = { bytes, resolve, reject, signal, onAbort: undefined, settled: false };

@@ -323,3 +323,19 @@ describe('ByteBudget: fairness and cancellation', () => {
     );
   });
 });
+
+describe('ByteBudget.acquire input', () => {
+  it('rejects (never throws) a bad amount, and takes nothing', async () => {
+    const budget = budgetOf(100);
+    let threw = false;
+    let p: Promise<unknown> = Promise.resolve();
+    try {
+      p = budget.acquire(Number.NaN);
+    } catch {
+      threw = true;
+    }
+    expect(threw).toBe(false);
+    await expect(p).rejects.toMatchObject({ code: 'TWG_BUDGET_AMOUNT_INVALID' });
+    expect(budget.stats().inFlightBytes).toBe(0);
+  });
+});
