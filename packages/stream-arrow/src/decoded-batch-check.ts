@@ -35,6 +35,18 @@ function checkColumn(name: string, column: Data): void {
   if (column.nullCount > 0 && (bitmap === undefined || bitmap.byteLength < (n + 7) >> 3)) {
     broken(name, 'validity bitmap is shorter than the column');
   }
+  // A null count that disagrees with the bitmap turns nulls into values (a
+  // count of 0 makes readers drop the bitmap) or values into nulls.
+  if (
+    bitmap !== undefined &&
+    bitmap.byteLength >= (n + 7) >> 3 &&
+    column.nullCount !== zeroBits(bitmap, column.offset, n)
+  ) {
+    broken(
+      name,
+      `declares ${column.nullCount} nulls but its validity bitmap holds ${zeroBits(bitmap, column.offset, n)}`,
+    );
+  }
   const type = column.type;
   if (DataType.isUtf8(type) || DataType.isBinary(type)) {
     const offsets = column.valueOffsets as Int32Array | undefined;
@@ -73,4 +85,23 @@ function checkColumn(name: string, column: Data): void {
 
 function broken(field: string, reason: string): never {
   throw new ArrowBatchError('TWG_ARROW_IPC_INVALID', reason, { field });
+}
+
+/** Set bits per byte value. */
+const POPCOUNT = Uint8Array.from({ length: 256 }, (_, b) => {
+  let n = 0;
+  for (let x = b; x !== 0; x >>= 1) n += x & 1;
+  return n;
+});
+
+/** Cleared bits among `n` bits starting at bit `offset`: the nulls a bitmap holds. */
+function zeroBits(bitmap: Uint8Array, offset: number, n: number): number {
+  const end = offset + n;
+  let ones = 0;
+  let i = offset;
+  const isSet = (bit: number) => ((bitmap[bit >> 3] ?? 0) >> (bit & 7)) & 1;
+  for (; i < end && (i & 7) !== 0; i++) ones += isSet(i);
+  for (; i + 8 <= end; i += 8) ones += POPCOUNT[bitmap[i >> 3] ?? 0] ?? 0;
+  for (; i < end; i++) ones += isSet(i);
+  return n - ones;
 }

@@ -8,6 +8,12 @@ import { ArrowBatchError } from './errors.js';
  * nullability. Exactly, because a sink table checks the same way.
  */
 export function assertSchemaMatches(actual: Schema, expected: BatchSchema): void {
+  // No metadata, as our schemas carry none: the Zerobus SDK compares schemas
+  // with their metadata, and a key we never wrote is not ours to pass on.
+  if (actual.metadata.size > 0)
+    mismatch('(schema)', `carries metadata (${[...actual.metadata.keys()].join(', ')})`);
+  for (const f of actual.fields)
+    if (f.metadata.size > 0) mismatch(f.name, 'carries field metadata');
   const want = expected.arrow.fields;
   const got = actual.fields;
   for (let i = 0; i < Math.max(want.length, got.length); i++) {
