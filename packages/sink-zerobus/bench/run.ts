@@ -15,6 +15,7 @@ import {
 } from 'apache-arrow';
 import { derivedCoverage, offsetSpan, sinkId } from '@thalweg/connector-core';
 import { FakeTransportFactory, ZerobusSink } from '@thalweg/sink-zerobus';
+import { ackLaneFields } from './ack-lane-line.js';
 import { sdkAckLaneLine } from './sdk-ack-lane.js';
 
 const ACK_MS = 20;
@@ -86,14 +87,7 @@ const serialMbs = await serial(40);
 const piped = await pipelined(6000);
 process.stdout.write(
   `${JSON.stringify({
-    bench: 'ack-lane',
-    transport: 'fake',
-    ack_ms: ACK_MS,
-    batch_bytes: ipc.byteLength,
-    pipelined_mb_s: Number(piped.mbs.toFixed(1)),
-    serial_mb_s: Number(serialMbs.toFixed(2)),
-    ratio: Number((piped.mbs / serialMbs).toFixed(1)),
-    coalesce_p50: Number(piped.coalesceP50.toFixed(1)),
+    ...ackLaneFields('fake', ACK_MS, ipc.byteLength, piped, serialMbs),
     bandwidth_cap_mb_s: CAP_BYTES_PER_SEC / 1e6,
     of_cap: Number((piped.mbs / (CAP_BYTES_PER_SEC / 1e6)).toFixed(3)),
   })}\n`,

@@ -8,6 +8,7 @@ import { derivedCoverage, offsetSpan, sinkId, type Histogram } from '@thalweg/co
 import { ZerobusSink, type StreamSpec } from '@thalweg/sink-zerobus';
 import { SdkTransportFactory } from '@thalweg/sink-zerobus/databricks';
 import { ZerobusPeer } from '../test/peer/zerobus-peer.js';
+import { ackLaneFields } from './ack-lane-line.js';
 
 const ACK_MS = 50;
 const STREAMS = 24;
@@ -95,14 +96,7 @@ export async function sdkAckLaneLine(
     const piped = await pipelined(peer, spec, one, ipc);
     const sent = (SERIAL_BATCHES + PIPELINED_BATCHES) * one.numRows;
     return {
-      bench: 'ack-lane',
-      transport: 'sdk',
-      ack_ms: ACK_MS,
-      batch_bytes: ipc.byteLength,
-      pipelined_mb_s: Number(piped.mbs.toFixed(1)),
-      serial_mb_s: Number(serialMbs.toFixed(2)),
-      ratio: Number((piped.mbs / serialMbs).toFixed(1)),
-      coalesce_p50: piped.coalesceP50,
+      ...ackLaneFields('sdk', ACK_MS, ipc.byteLength, piped, serialMbs),
       bandwidth_cap_mb_s: null,
       of_cap: null,
       streams: STREAMS,
