@@ -1,5 +1,5 @@
 import type { BackpressureConfig } from './backpressure-config.js';
-import { assertNow } from './flow-control-errors.js';
+import { NonDecreasingTime } from './non-decreasing-time.js';
 import {
   classifyPressure,
   type PressureCause,
@@ -68,16 +68,16 @@ export interface BackpressureStateMachineOptions {
  */
 export class BackpressureStateMachine {
   private current: BackpressureState;
-  private lastNow: number;
+  private readonly time: NonDecreasingTime;
   private last: BackpressureDecision;
 
   constructor(
     private readonly config: BackpressureConfig,
     private readonly options: BackpressureStateMachineOptions = {},
   ) {
-    this.lastNow = options.startedAt ?? 0;
-    assertNow(this.lastNow);
-    this.current = { kind: 'normal', since: this.lastNow };
+    const startedAt = options.startedAt ?? 0;
+    this.time = new NonDecreasingTime(startedAt);
+    this.current = { kind: 'normal', since: startedAt };
     this.last = this.decide(null, { level: 'clear' });
   }
 
@@ -91,9 +91,7 @@ export class BackpressureStateMachine {
   }
 
   evaluate(signals: PressureSignals, now: number): BackpressureDecision {
-    assertNow(now);
-    const t = now > this.lastNow ? now : this.lastNow;
-    this.lastNow = t;
+    const t = this.time.advance(now);
     const reading = classifyPressure(signals, this.config);
     const before = this.current;
     const next = this.step(before, reading, t);

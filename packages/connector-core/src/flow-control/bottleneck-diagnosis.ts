@@ -1,5 +1,6 @@
 import type { BottleneckDiagnosisConfig } from './bottleneck-diagnosis-config.js';
-import { assertNow, assertRatio } from './flow-control-errors.js';
+import { NonDecreasingTime } from './non-decreasing-time.js';
+import { assertRatio } from './flow-control-errors.js';
 
 export interface BottleneckSignals {
   /** The byte budget's saturation, 0..1. */
@@ -28,7 +29,7 @@ const NONE: BottleneckDiagnosis = Object.freeze({ kind: 'none' });
  */
 export class BottleneckDiagnoser {
   private since: number | null = null;
-  private lastNow = Number.NEGATIVE_INFINITY;
+  private readonly time = new NonDecreasingTime();
   private diagnosis: BottleneckDiagnosis = NONE;
 
   constructor(private readonly config: BottleneckDiagnosisConfig) {}
@@ -40,9 +41,7 @@ export class BottleneckDiagnoser {
   evaluate(signals: BottleneckSignals, now: number): BottleneckDiagnosis {
     assertRatio(signals.saturation, 'saturation');
     assertRatio(signals.memoryRatio, 'memoryRatio');
-    assertNow(now);
-    const t = now > this.lastNow ? now : this.lastNow;
-    this.lastNow = t;
+    const t = this.time.advance(now);
     const c = this.config;
     if (signals.saturation >= c.highSaturation && signals.memoryRatio < c.lowMemoryRatio) {
       this.since ??= t;

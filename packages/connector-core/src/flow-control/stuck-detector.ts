@@ -1,4 +1,5 @@
-import { assertNow, assertRatio, FlowControlError } from './flow-control-errors.js';
+import { assertRatio, FlowControlError } from './flow-control-errors.js';
+import { NonDecreasingTime } from './non-decreasing-time.js';
 import type { StuckDetectorConfig } from './stuck-detector-config.js';
 
 export interface StuckSignals {
@@ -51,7 +52,7 @@ const OK: StuckStatus = Object.freeze({ level: 'ok' });
  */
 export class StuckDetector {
   private status: StuckStatus = OK;
-  private lastNow = Number.NEGATIVE_INFINITY;
+  private readonly time = new NonDecreasingTime();
   private lastProgress: number | null = null;
   private spellSince: number | null = null;
   private clearingSince: number | null = null;
@@ -71,9 +72,7 @@ export class StuckDetector {
         `progress: expected a finite counter, got ${String(signals.progress)}`,
       );
     }
-    assertNow(now);
-    const t = now > this.lastNow ? now : this.lastNow;
-    this.lastNow = t;
+    const t = this.time.advance(now);
     const c = this.config;
     // The first sample only sets the progress baseline: no verdict without a delta.
     const progressed = this.lastProgress === null || signals.progress !== this.lastProgress;
