@@ -5,6 +5,14 @@
  */
 export type SourceCursor =
   | {
+      /**
+       * One log read by offset with no broker-held position (Kafka with
+       * manual assignment, a Pulsar reader): the next offset is the cursor.
+       */
+      readonly kind: 'log-offset';
+      readonly nextOffset: number;
+    }
+  | {
       /** A set of files read in order: which file, and how far into it. */
       readonly kind: 'file-set';
       readonly files: readonly string[];

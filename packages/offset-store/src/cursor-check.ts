@@ -3,7 +3,13 @@ import type { CursorKey } from './coverage-store.js';
 import { CoverageError } from './errors.js';
 import { checkName, checkPartition } from './receipt-check.js';
 
-const KINDS: ReadonlySet<string> = new Set(['file-set', 'table-version', 'stream-token', 'page']);
+const KINDS: ReadonlySet<string> = new Set([
+  'log-offset',
+  'file-set',
+  'table-version',
+  'stream-token',
+  'page',
+]);
 
 /** Refuses a cursor key that could not be read back as written (LevelDB keeps a u32 partition). */
 export function checkCursorKey(key: CursorKey): void {
