@@ -32,6 +32,17 @@ export type SourceOrigin =
   | { readonly kind: 'replayable' }
   | { readonly kind: 'non-replayable'; readonly resumable: boolean };
 
+/**
+ * A change of which partitions this member reads. A consumer group moves
+ * partitions between members on a rebalance: after `revoked`, nothing may be
+ * committed for those partitions by this member (kafkajs#1046), and
+ * acknowledgements still in flight for them are dropped, never applied.
+ * Sources with a fixed assignment (files, manual assignment) never emit.
+ */
+export type AssignmentEvent =
+  | { readonly kind: 'assigned'; readonly partitions: readonly SourcePartition[] }
+  | { readonly kind: 'revoked'; readonly partitions: readonly SourcePartition[] };
+
 interface SourceBase {
   /** A stable name of the origin (a Kafka cluster id, a bucket, a host). It is hashed into every record id. */
   readonly cluster: string;
@@ -42,6 +53,13 @@ interface SourceBase {
   pause(partitions: readonly SourcePartition[]): void;
   resume(partitions: readonly SourcePartition[]): void;
   close(): Promise<void>;
+  /**
+   * Registers the listener for assignment changes (one listener; a later call
+   * replaces it). The source calls it synchronously, BEFORE it yields any
+   * batch of a newly assigned partition and after it stopped yielding batches
+   * of a revoked one, so the listener sees the change in stream order.
+   */
+  onAssignment?(listener: (event: AssignmentEvent) => void): void;
 }
 
 /**
@@ -58,13 +76,16 @@ export interface BrokerManagedSource extends SourceBase {
  * No broker holds the position (files, IPC streams, Kafka with manual
  * assignment, Pulsar readers): the offset store keeps a cursor for it.
  * `cursorAt` translates "everything before `next` is durable" into the
- * source's own cursor; `seek` resumes from a stored cursor before the first
- * call to `batches`.
+ * source's own cursor; `seek` resumes a partition from a stored cursor
+ * before the first call to `batches`.
  */
 export interface StoreManagedSource extends SourceBase {
   readonly regime: 'store-managed';
+  /** The partitions this source reads, known before `batches` is called. */
+  partitions(): readonly SourcePartition[];
   cursorAt(partition: SourcePartition, next: number): SourceCursor;
-  seek(cursor: SourceCursor): void;
+  /** Resumes `partition` from a stored cursor; called before `batches`. */
+  seek(partition: SourcePartition, cursor: SourceCursor): void;
 }
 
 /**

@@ -59,13 +59,19 @@ export class GeneratedSource implements StoreManagedSource {
     };
   }
 
-  seek(cursor: SourceCursor): void {
-    if (cursor.kind !== 'page' || cursor.cursor === null) {
-      throw new Error(`generated source cannot resume from a ${cursor.kind} cursor`);
+  partitions(): SourcePartition[] {
+    return Array.from({ length: this.options.partitions }, (_, p) =>
+      sourcePartition(this.options.topic, p),
+    );
+  }
+
+  seek(partition: SourcePartition, cursor: SourceCursor): void {
+    if (cursor.kind !== 'page' || cursor.cursor !== `${partition.partition}:${cursor.nextOffset}`) {
+      throw new Error(
+        `generated source cannot resume ${partition.topic}/${partition.partition} from this ${cursor.kind} cursor`,
+      );
     }
-    const partition = Number(cursor.cursor.split(':')[0]);
-    sourcePartition(this.options.topic, partition);
-    this.next[partition] = cursor.nextOffset;
+    this.next[partition.partition] = cursor.nextOffset;
   }
 
   pause(partitions: readonly SourcePartition[]): void {
