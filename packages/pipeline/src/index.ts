@@ -1,1 +1,10 @@
-export {};
+export * from './errors.js';
+export * from './pipeline-config.js';
+export * from './topology.js';
+export * from './batch-split.js';
+export * from './pipeline-stats.js';
+export * from './pipeline.js';
+export * from './validate-topology.js';
+export type { SecondaryStats, LaneState } from './secondary-lane.js';
+export type { CommitterStats } from './position-committer.js';
+export type { RecorderStats } from './coverage-recorder.js';

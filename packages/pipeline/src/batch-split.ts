@@ -1,0 +1,60 @@
+import type { OffsetSpan, SourceBatch, SourceRecord } from '@thalweg/connector-core';
+
+/** What one record costs in memory beyond its bytes (object, offsets, headers map). */
+const RECORD_OVERHEAD = 64;
+
+export function recordBytes(r: SourceRecord): number {
+  let bytes = RECORD_OVERHEAD + r.value.byteLength + (r.key?.byteLength ?? 0);
+  for (const name in r.headers) bytes += name.length + (r.headers[name]?.byteLength ?? 0);
+  return bytes;
+}
+
+export function batchBytes(batch: SourceBatch): number {
+  let bytes = 0;
+  for (const r of batch.records) bytes += recordBytes(r);
+  return bytes;
+}
+
+export interface SplitLimits {
+  readonly maxRecords: number;
+  readonly maxBytes: number;
+}
+
+/**
+ * Cuts a source batch into contiguous pieces within the limits. The pieces'
+ * spans tile the batch's span exactly: the first starts at the batch's start,
+ * each later one at its first record's offset, the last ends at the batch's
+ * end. Offsets with no record (compaction, transaction markers) stay inside
+ * a piece, so committing past them is still backed by the records around them.
+ */
+export function splitBatch(batch: SourceBatch, limits: SplitLimits): SourceBatch[] {
+  const { records } = batch;
+  if (records.length <= limits.maxRecords && batchBytes(batch) <= limits.maxBytes) return [batch];
+  const pieces: SourceBatch[] = [];
+  let from = 0;
+  let bytes = 0;
+  for (let i = 0; i < records.length; i++) {
+    const size = recordBytes(records[i] as SourceRecord);
+    if (i > from && (i - from >= limits.maxRecords || bytes + size > limits.maxBytes)) {
+      pieces.push(piece(batch, from, i, pieces.length === 0));
+      from = i;
+      bytes = 0;
+    }
+    bytes += size;
+  }
+  pieces.push(piece(batch, from, records.length, pieces.length === 0));
+  return pieces;
+}
+
+function piece(batch: SourceBatch, from: number, to: number, first: boolean): SourceBatch {
+  const records = batch.records.slice(from, to);
+  const head = records[0] as SourceRecord;
+  const next = batch.records[to];
+  const span: OffsetSpan = {
+    topic: batch.span.topic,
+    partition: batch.span.partition,
+    start: first ? batch.span.start : head.offset,
+    end: next === undefined ? batch.span.end : next.offset,
+  };
+  return { span, records };
+}

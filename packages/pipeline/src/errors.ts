@@ -1,0 +1,30 @@
+import { ThalwegError, type ErrorClass } from '@thalweg/connector-core';
+
+export const PIPELINE_ERROR_CODES = [
+  'TWG_PIPELINE_TOPOLOGY_INVALID',
+  'TWG_PIPELINE_RAW_FAILED',
+  'TWG_PIPELINE_COMMIT_FAILED',
+  'TWG_PIPELINE_STUCK',
+  'TWG_PIPELINE_STATE',
+] as const;
+
+export type PipelineErrorCode = (typeof PIPELINE_ERROR_CODES)[number];
+
+const CLASS_OF: Record<PipelineErrorCode, ErrorClass> = {
+  TWG_PIPELINE_TOPOLOGY_INVALID: 'fatal-config',
+  TWG_PIPELINE_RAW_FAILED: 'fatal-config',
+  TWG_PIPELINE_COMMIT_FAILED: 'fatal-config',
+  TWG_PIPELINE_STUCK: 'fatal-config',
+  TWG_PIPELINE_STATE: 'fatal-config',
+};
+
+/**
+ * A pipeline-level failure. Every one of them stops the pipeline: the
+ * gating path (source -> raw -> position) cannot carry on past any of them
+ * without risking a position that leads what raw holds.
+ */
+export class PipelineError extends ThalwegError<PipelineErrorCode> {
+  constructor(code: PipelineErrorCode, message: string, cause?: unknown) {
+    super({ code, errorClass: CLASS_OF[code], message, cause });
+  }
+}

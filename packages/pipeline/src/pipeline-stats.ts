@@ -1,0 +1,49 @@
+import type {
+  ByteBudgetStats,
+  QuarantineLaneStats,
+  QuarantineReason,
+} from '@thalweg/connector-core';
+import type { RecorderStats } from './coverage-recorder.js';
+import type { CommitterStats } from './position-committer.js';
+import type { SecondaryStats } from './secondary-lane.js';
+
+export type PipelineState = 'opened' | 'running' | 'stopping' | 'stopped' | 'failed';
+
+export interface PipelineStats {
+  readonly state: PipelineState;
+  readonly elapsedMs: number;
+  readonly source: {
+    readonly batches: number;
+    readonly records: number;
+    readonly bytes: number;
+  };
+  readonly raw: {
+    readonly sink: string;
+    readonly submittedBatches: number;
+    readonly submittedRecords: number;
+    readonly durableBatches: number;
+    readonly durableRecords: number;
+    /** Acknowledgements of partitions revoked since their spans were read: never applied. */
+    readonly droppedAcks: number;
+    readonly inflightSpans: number;
+  };
+  readonly positions: CommitterStats;
+  readonly secondaries: readonly SecondaryStats[];
+  readonly coverage: RecorderStats;
+  readonly quarantine: {
+    readonly byReason: Readonly<Partial<Record<QuarantineReason, number>>>;
+    readonly written: number;
+    readonly writeFailures: number;
+    /** Taken off the lane with no writer configured: raw still holds them. */
+    readonly discarded: number;
+    readonly lane: QuarantineLaneStats;
+  };
+  readonly flow: {
+    readonly state: string;
+    readonly batchFactor: number;
+    readonly stuck: string;
+    readonly bottleneck: string;
+    readonly sourcePaused: boolean;
+    readonly budget: ByteBudgetStats;
+  };
+}

@@ -1,0 +1,547 @@
+import {
+  formatSpan,
+  monotonicClock,
+  PositionTracker,
+  QuarantineLane,
+  rawAnchor,
+  type Clock,
+  type Confirm,
+  type ConfirmTarget,
+  type HealthReport,
+  type QuarantineReason,
+  type Receipt,
+  type ReplayableSink,
+  type Sink,
+  type Source,
+  type SourceBatch,
+  type SourcePartition,
+  type AssignmentEvent,
+} from '@thalweg/connector-core';
+import type { CoverageStore, DurableReceipt } from '@thalweg/offset-store';
+import { batchBytes, recordBytes, splitBatch } from './batch-split.js';
+import { CoverageRecorder } from './coverage-recorder.js';
+import { PipelineError } from './errors.js';
+import { FlowGovernor } from './flow-governor.js';
+import { parsePipelineConfig, secondaryConfig, type PipelineConfig } from './pipeline-config.js';
+import type { PipelineState, PipelineStats } from './pipeline-stats.js';
+import { PositionCommitter } from './position-committer.js';
+import { RawInflight } from './raw-inflight.js';
+import { SecondaryLane } from './secondary-lane.js';
+import type {
+  PipelineSpec,
+  QuarantinedRecord,
+  QuarantineNote,
+  QuarantineWriter,
+} from './topology.js';
+import { validateTopology } from './validate-topology.js';
+
+/**
+ * A running topology: source -> primary raw -> secondaries.
+ *
+ * The gating path is source -> raw -> position. A batch read from the source
+ * is registered with the position tracker, charged to the byte budget and
+ * submitted to raw; raw's ack lane confirms it after the durable write, and
+ * only then does the tracker fold it into the committable position, which a
+ * background committer stores (broker commit or cursor). Secondaries get
+ * the batch after raw accepted it, each through its own lane, and record
+ * coverage after their own durable acknowledgement; they never gate raw.
+ */
+export class Pipeline {
+  private readonly tracker = new PositionTracker();
+  private readonly inflight = new RawInflight();
+  private readonly abort = new AbortController();
+  private readonly known = new Map<string, SourcePartition>();
+  private readonly quarantineLane: QuarantineLane<QuarantinedRecord>;
+  private readonly quarantineCounts: Partial<Record<QuarantineReason, number>> = {};
+  private readonly startedAt: number;
+  private raw: ReplayableSink<SourceBatch> | null = null;
+  private lanes: SecondaryLane<unknown>[] = [];
+  private state: PipelineState = 'opened';
+  private failure: Error | null = null;
+  private finished: Promise<PipelineStats> | null = null;
+  private ticker: NodeJS.Timeout | null = null;
+  private quarantinePump: Promise<void> | null = null;
+  private progress = 0;
+  private counts = {
+    sourceBatches: 0,
+    sourceRecords: 0,
+    sourceBytes: 0,
+    rawBatches: 0,
+    rawRecords: 0,
+    durableBatches: 0,
+    durableRecords: 0,
+    droppedAcks: 0,
+    quarantineWritten: 0,
+    quarantineWriteFailures: 0,
+    quarantineDiscarded: 0,
+  };
+
+  private constructor(
+    private readonly source: Source,
+    private readonly sourceName: string,
+    private readonly coverage: CoverageStore,
+    private readonly config: PipelineConfig,
+    private readonly governor: FlowGovernor,
+    private readonly recorder: CoverageRecorder,
+    private readonly committer: PositionCommitter,
+    private readonly quarantineWriter: QuarantineWriter | undefined,
+    private readonly clock: Clock,
+    private readonly memoryUsage: () => number,
+    private readonly log: (line: string) => void,
+  ) {
+    this.startedAt = clock.now();
+    this.quarantineLane = new QuarantineLane(config.flowControl.quarantine);
+  }
+
+  /**
+   * Validates the configuration, opens the sinks with the pipeline's confirm
+   * targets, checks the topology rules on what was opened, and positions a
+   * store-managed source at its stored cursors. Nothing is read yet.
+   */
+  static async open(spec: PipelineSpec): Promise<Pipeline> {
+    const config = parsePipelineConfig(spec.config ?? {});
+    const log = spec.log ?? ((line: string) => console.info(line));
+    const clock = spec.clock ?? monotonicClock;
+    const source = spec.source;
+    const sourceName = spec.sourceName ?? source.cluster;
+    const recorder = new CoverageRecorder(spec.coverage, (line) =>
+      log(`thalweg pipeline: ${line}`),
+    );
+    const commit =
+      source.regime === 'broker-managed'
+        ? (p: SourcePartition, next: number) => source.commit(p, next)
+        : (p: SourcePartition, next: number) =>
+            spec.coverage.saveCursor(
+              { source: sourceName, topic: p.topic, partition: p.partition },
+              source.cursorAt(p, next),
+            );
+    const committer = new PositionCommitter(commit, config.commit.maxConsecutiveFailures, (line) =>
+      log(`thalweg pipeline: ${line}`),
+    );
+    const pipeline = new Pipeline(
+      source,
+      sourceName,
+      spec.coverage,
+      config,
+      new FlowGovernor(config.flowControl, config.memoryLimitBytes, clock),
+      recorder,
+      committer,
+      spec.quarantine,
+      clock,
+      spec.memoryUsage ?? (() => process.memoryUsage.rss()),
+      log,
+    );
+    await pipeline.openParts(spec);
+    return pipeline;
+  }
+
+  /** Runs until the source ends or `stop` is called, then shuts down in order. */
+  run(): Promise<PipelineStats> {
+    this.finished ??= this.execute();
+    return this.finished;
+  }
+
+  /**
+   * Graceful shutdown: stop reading, flush raw (its acks commit the last
+   * positions), commit, drain each secondary within its deadline, record and
+   * checkpoint coverage, close everything.
+   */
+  async stop(): Promise<PipelineStats> {
+    this.abort.abort();
+    return this.run();
+  }
+
+  health(): HealthReport {
+    return this.governor.health(this.state === 'running', this.quarantineLane.stats());
+  }
+
+  stats(): PipelineStats {
+    const c = this.counts;
+    return {
+      state: this.state,
+      elapsedMs: this.clock.now() - this.startedAt,
+      source: { batches: c.sourceBatches, records: c.sourceRecords, bytes: c.sourceBytes },
+      raw: {
+        sink: this.raw?.descriptor.id ?? '',
+        submittedBatches: c.rawBatches,
+        submittedRecords: c.rawRecords,
+        durableBatches: c.durableBatches,
+        durableRecords: c.durableRecords,
+        droppedAcks: c.droppedAcks,
+        inflightSpans: this.inflight.size,
+      },
+      positions: this.committer.stats(),
+      secondaries: this.lanes.map((l) => l.stats()),
+      coverage: this.recorder.stats(),
+      quarantine: {
+        byReason: { ...this.quarantineCounts },
+        written: c.quarantineWritten,
+        writeFailures: c.quarantineWriteFailures,
+        discarded: c.quarantineDiscarded,
+        lane: this.quarantineLane.stats(),
+      },
+      flow: {
+        ...this.governor.describe(),
+        sourcePaused: this.governor.throttle.paused,
+        budget: this.governor.budget.stats(),
+      },
+    };
+  }
+
+  /** The committed position of a partition, as far as this pipeline stored it. */
+  committed(partition: SourcePartition): number | null {
+    return this.committer.committed(partition);
+  }
+
+  private async openParts(spec: PipelineSpec): Promise<void> {
+    const rawTarget: ConfirmTarget<'primary-raw'> = {
+      apply: async (confirm, receipt) => {
+        this.onRawDurable(confirm, receipt);
+      },
+    };
+    const lanes = (spec.secondaries ?? []).map(
+      (s, i) =>
+        new SecondaryLane(
+          `secondaries[${i}]`,
+          s.derive,
+          this.recorder,
+          (sink, batch, note) => {
+            this.quarantine(sink, batch, note);
+          },
+          (line) => this.log(`thalweg pipeline: ${line}`),
+        ),
+    );
+    const opened: Sink<'primary-raw' | 'secondary', unknown>[] = [];
+    try {
+      const raw = await spec.primaryRaw(rawTarget);
+      opened.push(raw);
+      const sinks: Sink<'secondary', unknown>[] = [];
+      for (const [i, s] of (spec.secondaries ?? []).entries()) {
+        const lane = lanes[i];
+        if (lane === undefined) continue;
+        const sink = await s.open(lane.target);
+        opened.push(sink);
+        sinks.push(sink);
+      }
+      validateTopology(
+        this.source,
+        raw.descriptor,
+        sinks.map((s) => s.descriptor),
+        this.config,
+      );
+      sinks.forEach((sink, i) =>
+        lanes[i]?.start(sink, secondaryConfig(this.config, sink.descriptor.id)),
+      );
+      this.raw = raw;
+      this.lanes = lanes;
+      await this.positionSource();
+    } catch (error) {
+      await Promise.allSettled(opened.map((s) => s.close()));
+      throw error;
+    }
+    this.source.onAssignment?.((event) => {
+      this.onAssignment(event);
+    });
+  }
+
+  /** A store-managed source resumes from its stored cursors; the tracker starts there too. */
+  private async positionSource(): Promise<void> {
+    const source = this.source;
+    if (source.regime !== 'store-managed') return;
+    for (const p of source.partitions()) {
+      const cursor = await this.coverage.loadCursor({
+        source: this.sourceName,
+        topic: p.topic,
+        partition: p.partition,
+      });
+      if (cursor === null) continue;
+      source.seek(p, cursor);
+      this.tracker.resumeAt(p, cursor.nextOffset);
+      this.committer.resumeAt(p, cursor.nextOffset);
+      this.log(
+        `thalweg pipeline: ${p.topic}/${p.partition} resumes at ${cursor.nextOffset} (${cursor.kind} cursor)`,
+      );
+    }
+  }
+
+  private async execute(): Promise<PipelineStats> {
+    this.state = 'running';
+    this.ticker = setInterval(() => {
+      this.tick();
+    }, this.config.evaluateEveryMs);
+    this.ticker.unref();
+    if (this.quarantineWriter !== undefined) {
+      this.quarantinePump = this.pumpQuarantine(this.quarantineWriter);
+    }
+    try {
+      await this.readSource();
+    } catch (error) {
+      if (!this.abort.signal.aborted || this.failure !== null) this.fail(error);
+    }
+    this.state = 'stopping';
+    this.abort.abort();
+    await this.shutdown();
+    if (this.failure !== null) {
+      this.state = 'failed';
+      throw this.failure;
+    }
+    this.state = 'stopped';
+    return this.stats();
+  }
+
+  private async readSource(): Promise<void> {
+    const signal = this.abort.signal;
+    const raw = this.requireRaw();
+    for await (const batch of this.source.batches(signal)) {
+      if (this.failure !== null) throw this.failure;
+      this.counts.sourceBatches += 1;
+      this.counts.sourceRecords += batch.records.length;
+      this.progress += 1;
+      this.known.set(`${batch.span.topic}\u0000${batch.span.partition}`, batch.span);
+      if (this.governor.throttle.paused) await this.governor.throttle.whenOpen(signal);
+      const generation = this.inflight.generation(batch.span);
+      this.committer.boundary(batch.span, batch.span.end);
+      for (const piece of this.pieces(batch)) {
+        const bytes = batchBytes(piece);
+        this.counts.sourceBytes += bytes;
+        const cost = await this.admit(bytes, signal);
+        this.tracker.register(piece.span);
+        this.inflight.add(piece.span, { cost, generation, records: piece.records.length });
+        try {
+          await raw.submit(piece, piece.span, rawAnchor(piece.span));
+        } catch (error) {
+          throw new PipelineError(
+            'TWG_PIPELINE_RAW_FAILED',
+            `primary raw refused ${formatSpan(piece.span)}; the source position stays behind it`,
+            error,
+          );
+        }
+        this.counts.rawBatches += 1;
+        this.counts.rawRecords += piece.records.length;
+        this.offerSecondaries(piece);
+      }
+    }
+  }
+
+  private pieces(batch: SourceBatch): SourceBatch[] {
+    const factor = this.governor.batchFactor;
+    const maxRecords =
+      this.config.granularity === 'record'
+        ? 1
+        : Math.max(1, Math.floor(this.config.maxBatchRecords * factor));
+    const maxBytes = Math.max(1, Math.floor(this.config.maxBatchBytes * factor));
+    return splitBatch(batch, { maxRecords, maxBytes });
+  }
+
+  /** Charges the byte budget; a piece larger than what may be granted takes all of it. */
+  private async admit(bytes: number, signal: AbortSignal): Promise<number> {
+    const budget = this.governor.budget;
+    const cost = Math.max(1, Math.min(bytes, budget.stats().limitBytes));
+    const now = budget.tryAcquire(cost);
+    if (now.kind === 'granted') return cost;
+    const outcome = now.kind === 'wait' ? await budget.acquire(cost, signal) : now;
+    if (outcome.kind === 'oversized') {
+      // Cannot happen with cost capped at the limit; refuse rather than run unbudgeted.
+      throw new PipelineError('TWG_PIPELINE_STATE', `byte budget refused ${cost} bytes`);
+    }
+    return cost;
+  }
+
+  private offerSecondaries(piece: SourceBatch): void {
+    if (this.lanes.length === 0) return;
+    const limit = this.config.maxRecordBytes;
+    let clean = piece;
+    if (piece.records.some((r) => recordBytes(r) > limit)) {
+      clean = { span: piece.span, records: piece.records.filter((r) => recordBytes(r) <= limit) };
+      for (const r of piece.records) {
+        if (recordBytes(r) <= limit) continue;
+        this.quarantine(this.requireRaw().descriptor.id, piece, {
+          offset: r.offset,
+          reason: 'oversized',
+          detail: `${recordBytes(r)} bytes exceed maxRecordBytes ${limit}`,
+        });
+      }
+    }
+    for (const lane of this.lanes) lane.offer(clean);
+  }
+
+  private onRawDurable(confirm: Confirm<'primary-raw'>, receipt: Receipt): void {
+    if (confirm.kind !== 'raw-anchor') return;
+    const span = confirm.span;
+    const entry = this.inflight.take(span);
+    if (entry === undefined) {
+      this.fail(
+        new PipelineError(
+          'TWG_PIPELINE_STATE',
+          `raw acknowledged ${formatSpan(span)}, which was never submitted`,
+        ),
+      );
+      return;
+    }
+    this.governor.budget.release(entry.cost);
+    this.counts.durableBatches += 1;
+    this.counts.durableRecords += entry.records;
+    this.progress += entry.records;
+    if (receipt.durability !== 'none') this.recorder.add(receipt as DurableReceipt);
+    if (entry.generation !== this.inflight.generation(span)) {
+      // Read before a revocation: this member may no longer commit for it.
+      this.counts.droppedAcks += 1;
+      return;
+    }
+    try {
+      const next = this.tracker.markDurable(span);
+      if (next !== null) this.committer.durable(span, next);
+    } catch (error) {
+      this.fail(error);
+    }
+  }
+
+  private onAssignment(event: AssignmentEvent): void {
+    for (const p of event.partitions) {
+      if (event.kind === 'revoked') {
+        this.inflight.bump(p);
+        this.tracker.revoke(p);
+        this.committer.forget(p);
+        this.known.delete(`${p.topic}\u0000${p.partition}`);
+      } else {
+        this.known.set(`${p.topic}\u0000${p.partition}`, p);
+      }
+    }
+    this.log(
+      `thalweg pipeline: ${event.kind} ${event.partitions.map((p) => `${p.topic}/${p.partition}`).join(', ')}`,
+    );
+  }
+
+  private quarantine(sink: string, batch: SourceBatch, note: QuarantineNote): void {
+    this.quarantineCounts[note.reason] = (this.quarantineCounts[note.reason] ?? 0) + 1;
+    const record = batch.records.find((r) => r.offset === note.offset);
+    const value = record?.value ?? new Uint8Array(0);
+    this.quarantineLane.offer({
+      reason: note.reason,
+      bytes: value.byteLength + 64,
+      detail: note.detail,
+      record: {
+        topic: batch.span.topic,
+        partition: batch.span.partition,
+        offset: note.offset,
+        sink,
+        value,
+      },
+    });
+  }
+
+  private async pumpQuarantine(writer: QuarantineWriter): Promise<void> {
+    const signal = this.abort.signal;
+    for (;;) {
+      let entry;
+      try {
+        entry = await this.quarantineLane.take(signal);
+      } catch {
+        return;
+      }
+      try {
+        await writer(entry);
+        this.counts.quarantineWritten += 1;
+      } catch (error) {
+        this.counts.quarantineWriteFailures += 1;
+        this.log(
+          `thalweg pipeline: quarantine write failed for ${entry.record.topic}/${entry.record.partition}@${entry.record.offset} ` +
+            `(raw still holds it): ${error instanceof Error ? error.message : String(error)}`,
+        );
+      }
+    }
+  }
+
+  private tick(): void {
+    const cycle = this.governor.evaluate({
+      memoryBytes: this.memoryUsage(),
+      consecutiveWriteFailures: this.committer.stats().consecutiveFailures,
+      progress: this.progress,
+    });
+    if (cycle.backpressure.kind === 'transition') {
+      this.log(
+        `thalweg pipeline: backpressure ${cycle.backpressure.from} -> ${cycle.backpressure.state.kind} ` +
+          `(batch factor ${cycle.backpressure.batchFactor})`,
+      );
+    }
+    if (cycle.pauseChanged) {
+      const partitions = [...this.known.values()];
+      if (this.governor.throttle.paused) this.source.pause(partitions);
+      else this.source.resume(partitions);
+    }
+    if (cycle.stuck.kind !== 'steady') {
+      this.log(
+        `thalweg pipeline: stuck detector ${cycle.stuck.from} -> ${cycle.stuck.status.level}`,
+      );
+      if (cycle.stuck.status.level === 'exit-requested') {
+        this.fail(
+          new PipelineError('TWG_PIPELINE_STUCK', 'no progress with memory held; stopping'),
+        );
+      }
+    }
+    this.committer.commitPending().catch((error: unknown) => {
+      this.fail(error);
+    });
+    void this.recorder.flush();
+    if (this.quarantineWriter === undefined) {
+      this.counts.quarantineDiscarded += this.quarantineLane.drain().length;
+    }
+  }
+
+  private async shutdown(): Promise<void> {
+    const raw = this.requireRaw();
+    try {
+      await raw.flush();
+    } catch (error) {
+      this.fail(
+        new PipelineError('TWG_PIPELINE_RAW_FAILED', 'primary raw failed while flushing', error),
+      );
+    }
+    if (this.ticker !== null) clearInterval(this.ticker);
+    try {
+      // Positions of everything raw confirmed, failure or not: they are durable.
+      await this.committer.drain();
+    } catch (error) {
+      this.fail(error);
+    }
+    await Promise.all(this.lanes.map((l) => l.stop(this.config.shutdown.secondaryDrainMs)));
+    if (!(await this.recorder.drain())) {
+      this.log('thalweg pipeline: some coverage could not be recorded; those spans stay gaps');
+    }
+    await this.quarantinePump;
+    if (this.quarantineWriter === undefined) {
+      this.counts.quarantineDiscarded += this.quarantineLane.drain().length;
+    }
+    await this.settle('checkpoint coverage', this.coverage.checkpoint());
+    await this.settle('close raw', raw.close());
+    await this.settle('close source', this.source.close());
+    await this.settle('close coverage', this.coverage.close());
+  }
+
+  private async settle(what: string, work: Promise<void>): Promise<void> {
+    try {
+      await work;
+    } catch (error) {
+      this.log(
+        `thalweg pipeline: ${what} failed: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+  }
+
+  private fail(error: unknown): void {
+    if (this.failure === null) {
+      this.failure =
+        error instanceof Error ? error : new PipelineError('TWG_PIPELINE_STATE', String(error));
+      this.log(
+        `thalweg pipeline: stopping on failure: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+    this.abort.abort();
+  }
+
+  private requireRaw(): ReplayableSink<SourceBatch> {
+    if (this.raw === null)
+      throw new PipelineError('TWG_PIPELINE_STATE', 'the pipeline is not open');
+    return this.raw;
+  }
+}

@@ -1,0 +1,162 @@
+import { partitionKey, type SourcePartition } from '@thalweg/connector-core';
+import { PipelineError } from './errors.js';
+
+/** Stores a position: a broker commit, or a cursor saved in the offset store. */
+export type CommitPosition = (partition: SourcePartition, next: number) => Promise<void>;
+
+interface PartitionPositions {
+  readonly partition: SourcePartition;
+  /** Ends of the source's own batches, ascending, not yet passed by a durable position. */
+  readonly boundaries: number[];
+  /** The furthest boundary raw durably holds, waiting to be committed. */
+  pending: number | null;
+  committed: number | null;
+}
+
+export interface CommitterStats {
+  readonly commits: number;
+  readonly failures: number;
+  readonly consecutiveFailures: number;
+  readonly dropped: number;
+}
+
+/**
+ * Turns durable raw positions into committed source positions, off the ack
+ * path: raw's ack lane only records the newest durable position, and commits
+ * happen in the background, latest position wins, one at a time.
+ *
+ * Only the ends of the source's own batches are committed. The pipeline may
+ * cut a source batch into smaller spans, and a file source can translate
+ * only its batch boundaries into a cursor; a durable position between
+ * boundaries waits for the next boundary (lag, never lead).
+ *
+ * A failed commit stays pending and is retried on the next round (commits
+ * are idempotent, the newest wins); after `maxConsecutiveFailures` in a row
+ * the committer fails loud, because a position that cannot be stored pins
+ * the source and grows the replay after a restart.
+ */
+export class PositionCommitter {
+  private readonly partitions = new Map<string, PartitionPositions>();
+  private running: Promise<void> | null = null;
+  private commits = 0;
+  private failures = 0;
+  private consecutive = 0;
+  private dropped = 0;
+  private fatal: PipelineError | null = null;
+
+  constructor(
+    private readonly commit: CommitPosition,
+    private readonly maxConsecutiveFailures: number,
+    private readonly log: (line: string) => void,
+  ) {}
+
+  /** A source batch ending at `end` was read; its end may be committed once durable. */
+  boundary(partition: SourcePartition, end: number): void {
+    this.entry(partition).boundaries.push(end);
+  }
+
+  /** Raw durably holds everything before `next` in `partition`. */
+  durable(partition: SourcePartition, next: number): void {
+    const entry = this.entry(partition);
+    let reached: number | null = null;
+    while (entry.boundaries.length > 0 && (entry.boundaries[0] ?? Infinity) <= next) {
+      reached = entry.boundaries.shift() ?? null;
+    }
+    if (reached !== null && (entry.pending === null || reached > entry.pending)) {
+      entry.pending = reached;
+    }
+  }
+
+  /** Starts a partition at a position already committed (restart, assignment). */
+  resumeAt(partition: SourcePartition, next: number): void {
+    const entry = this.entry(partition);
+    entry.committed = next;
+  }
+
+  /** The partition was revoked: nothing may be committed for it by this member any more. */
+  forget(partition: SourcePartition): void {
+    const entry = this.partitions.get(partitionKey(partition));
+    if (entry?.pending != null) this.dropped += 1;
+    this.partitions.delete(partitionKey(partition));
+  }
+
+  committed(partition: SourcePartition): number | null {
+    return this.partitions.get(partitionKey(partition))?.committed ?? null;
+  }
+
+  hasPending(): boolean {
+    for (const e of this.partitions.values()) if (e.pending !== null) return true;
+    return false;
+  }
+
+  /** Commits every pending position once; single-flight. Throws once failures pass the limit. */
+  commitPending(): Promise<void> {
+    if (this.fatal !== null) return Promise.reject(this.fatal);
+    this.running ??= this.round().finally(() => {
+      this.running = null;
+    });
+    return this.running;
+  }
+
+  /** Commits until nothing is pending (shutdown). */
+  async drain(): Promise<void> {
+    while (this.hasPending()) await this.commitPending();
+  }
+
+  stats(): CommitterStats {
+    return {
+      commits: this.commits,
+      failures: this.failures,
+      consecutiveFailures: this.consecutive,
+      dropped: this.dropped,
+    };
+  }
+
+  private async round(): Promise<void> {
+    for (const [key, entry] of [...this.partitions]) {
+      const next = entry.pending;
+      if (next === null) continue;
+      try {
+        await this.commit(entry.partition, next);
+      } catch (cause) {
+        this.failures += 1;
+        this.consecutive += 1;
+        this.log(
+          `commit of ${entry.partition.topic}/${entry.partition.partition} at ${next} failed ` +
+            `(${this.consecutive} in a row): ${cause instanceof Error ? cause.message : String(cause)}`,
+        );
+        if (this.consecutive >= this.maxConsecutiveFailures) {
+          this.fatal = new PipelineError(
+            'TWG_PIPELINE_COMMIT_FAILED',
+            `${this.consecutive} position commits failed in a row; last: ` +
+              `${entry.partition.topic}/${entry.partition.partition} at ${next}`,
+            cause,
+          );
+          throw this.fatal;
+        }
+        continue;
+      }
+      this.consecutive = 0;
+      this.commits += 1;
+      // Revoked while the commit ran: the entry is gone and stays gone.
+      if (this.partitions.get(key) !== entry) continue;
+      entry.committed = Math.max(entry.committed ?? 0, next);
+      if (entry.pending === next) entry.pending = null;
+    }
+  }
+
+  private entry(partition: SourcePartition): PartitionPositions {
+    const key = partitionKey(partition);
+    let entry = this.partitions.get(key);
+    if (entry === undefined) {
+      entry = {
+        partition: { topic: partition.topic, partition: partition.partition },
+        boundaries: [],
+        pending: null,
+        committed: null,
+      };
+      this.partitions.set(key, entry);
+    }
+    return entry;
+  }
+}

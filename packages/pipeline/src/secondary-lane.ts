@@ -1,0 +1,297 @@
+import {
+  derivedCoverage,
+  isDurable,
+  formatSpan,
+  type ConfirmTarget,
+  type OffsetSpan,
+  type Receipt,
+  type Sink,
+  type SinkId,
+  type SourceBatch,
+} from '@thalweg/connector-core';
+import type { DurableReceipt } from '@thalweg/offset-store';
+import { batchBytes } from './batch-split.js';
+import type { CoverageRecorder } from './coverage-recorder.js';
+import { secondaryConfigSchema, type SecondaryConfig } from './pipeline-config.js';
+import type { Derive, Derived, QuarantineNote } from './topology.js';
+
+export type LaneState =
+  | { readonly kind: 'running' }
+  | { readonly kind: 'failed'; readonly error: unknown }
+  | { readonly kind: 'closed' };
+
+export interface SecondaryStats {
+  readonly sink: string;
+  readonly state: LaneState['kind'];
+  readonly queuedBatches: number;
+  readonly queuedBytes: number;
+  readonly submittedBatches: number;
+  readonly deliveredBatches: number;
+  readonly deliveredRecords: number;
+  /** Batches dropped because the lane was full or failed: coverage gaps for recovery. */
+  readonly shedBatches: number;
+  readonly shedRecords: number;
+  readonly quarantined: number;
+}
+
+interface Queued {
+  readonly batch: SourceBatch;
+  readonly bytes: number;
+}
+
+/** Reports a quarantined record of a secondary; returns nothing, never waits. */
+export type QuarantineSink = (sink: string, batch: SourceBatch, note: QuarantineNote) => void;
+
+/**
+ * One secondary's own lane: a bounded queue, a pump that derives and submits
+ * batches to the sink, and the confirm target that records coverage after the
+ * sink's durable acknowledgement.
+ *
+ * The lane never pushes back on raw. `offer` is synchronous; when the queue
+ * is full, or the sink has failed, the batch is shed and stays a coverage
+ * gap that recovery replays from raw. The sink's own backpressure (a waiting
+ * `submit`) holds only this lane's pump.
+ */
+export class SecondaryLane<B> {
+  private readonly queue: Queued[] = [];
+  private head = 0;
+  private queuedBytes = 0;
+  private state: LaneState = { kind: 'running' };
+  private wake: (() => void) | null = null;
+  private pump: Promise<void> | null = null;
+  private sink: Sink<'secondary', B> | null = null;
+  private stopping = false;
+  private submitted = 0;
+  private delivered = 0;
+  private deliveredRecords = 0;
+  private shed = 0;
+  private shedRecords = 0;
+  private quarantined = 0;
+
+  private sinkName: string;
+  private config: SecondaryConfig = secondaryConfigSchema.parse({});
+
+  constructor(
+    label: string,
+    private readonly derive: Derive<B>,
+    private readonly recorder: CoverageRecorder,
+    private readonly quarantine: QuarantineSink,
+    private readonly log: (line: string) => void,
+  ) {
+    this.sinkName = label;
+  }
+
+  /** The sink's id once opened (the spec's position before). */
+  get id(): string {
+    return this.sinkName;
+  }
+
+  /** The target the sink is opened with: coverage only after a durable receipt. */
+  readonly target: ConfirmTarget<'secondary'> = {
+    apply: async (confirm, receipt) => {
+      if (confirm.kind !== 'derived-coverage') return;
+      this.delivered += 1;
+      this.deliveredRecords += receipt.records;
+      // A non-durable secondary (explicit opt-out) never records coverage:
+      // there is no durable acknowledgement to record it after.
+      if (isDurableReceipt(receipt)) this.recorder.add(receipt);
+    },
+  };
+
+  /** Starts the pump once the sink is open; its settings are looked up by the sink's id. */
+  start(sink: Sink<'secondary', B>, config: SecondaryConfig): void {
+    this.config = config;
+    this.sink = sink;
+    this.sinkName = sink.descriptor.id;
+    this.pump = this.run(sink);
+  }
+
+  get current(): LaneState {
+    return this.state;
+  }
+
+  /** Hands a batch raw accepted to this lane; sheds it when the lane cannot take it. */
+  offer(batch: SourceBatch): void {
+    const bytes = batchBytes(batch);
+    const depth = this.queue.length - this.head;
+    if (
+      this.state.kind !== 'running' ||
+      this.stopping ||
+      depth >= this.config.maxQueuedBatches ||
+      (depth > 0 && this.queuedBytes + bytes > this.config.maxQueuedBytes)
+    ) {
+      this.shed += 1;
+      this.shedRecords += batch.records.length;
+      return;
+    }
+    this.queue.push({ batch, bytes });
+    this.queuedBytes += bytes;
+    this.wake?.();
+  }
+
+  /** Queue fill, 0..1, for diagnostics (it never throttles the source). */
+  fill(): number {
+    const depth = this.queue.length - this.head;
+    return Math.max(
+      depth / this.config.maxQueuedBatches,
+      this.queuedBytes / this.config.maxQueuedBytes,
+    );
+  }
+
+  /**
+   * Drains the queue into the sink and flushes it, within `deadlineMs`; what
+   * is not confirmed by then stays a gap. Then closes the sink.
+   */
+  async stop(deadlineMs: number): Promise<void> {
+    this.stopping = true;
+    this.wake?.();
+    const sink = this.sink;
+    const drained = (async () => {
+      await this.pump;
+      if (sink !== null && this.state.kind === 'running') await sink.flush();
+    })();
+    const finished = await withDeadline(drained, deadlineMs);
+    if (!finished) {
+      this.log(`secondary ${this.id}: not drained within ${deadlineMs} ms; the rest stays a gap`);
+    }
+    this.dropQueued();
+    if (sink !== null) {
+      const closed = await withDeadline(sink.close(), finished ? deadlineMs : 0);
+      if (!closed) this.log(`secondary ${this.id}: close did not finish; abandoned`);
+    }
+    if (this.state.kind === 'running') this.state = { kind: 'closed' };
+  }
+
+  stats(): SecondaryStats {
+    return {
+      sink: this.id,
+      state: this.state.kind,
+      queuedBatches: this.queue.length - this.head,
+      queuedBytes: this.queuedBytes,
+      submittedBatches: this.submitted,
+      deliveredBatches: this.delivered,
+      deliveredRecords: this.deliveredRecords,
+      shedBatches: this.shed,
+      shedRecords: this.shedRecords,
+      quarantined: this.quarantined,
+    };
+  }
+
+  private async run(sink: Sink<'secondary', B>): Promise<void> {
+    for (;;) {
+      const item = this.next();
+      if (item === undefined) {
+        if (this.stopping) return;
+        await new Promise<void>((resolve) => (this.wake = resolve));
+        this.wake = null;
+        continue;
+      }
+      try {
+        await this.deliver(sink, item.batch);
+      } catch (error) {
+        this.state = { kind: 'failed', error };
+        this.log(
+          `secondary ${this.id} failed at ${formatSpan(item.batch.span)}; ` +
+            `its later batches stay gaps for recovery: ${message(error)}`,
+        );
+        this.shed += 1;
+        this.shedRecords += item.batch.records.length;
+        this.dropQueued();
+        return;
+      }
+    }
+  }
+
+  private async deliver(sink: Sink<'secondary', B>, batch: SourceBatch): Promise<void> {
+    let derived: Derived<B>;
+    try {
+      derived = this.derive(batch);
+    } catch (error) {
+      // A derivation that throws refuses the whole batch: every record goes to
+      // quarantine, and the span is covered by the quarantine, not the sink.
+      derived = {
+        batch: null,
+        quarantined: batch.records.map((r) => ({
+          offset: r.offset,
+          reason: 'decode' as const,
+          detail: message(error),
+        })),
+      };
+    }
+    for (const note of derived.quarantined) {
+      this.quarantined += 1;
+      this.quarantine(this.id, batch, note);
+    }
+    if (derived.batch === null) {
+      // Nothing of the span is left to write: it is held vacuously.
+      const kind = sink.descriptor.durability;
+      if (isDurable(kind)) {
+        this.recorder.add(emptyReceipt(sink.descriptor.id, batch.span, kind.kind));
+      }
+      return;
+    }
+    this.submitted += 1;
+    await sink.submit(derived.batch, batch.span, derivedCoverage(sink.descriptor.id, batch.span));
+  }
+
+  private next(): Queued | undefined {
+    if (this.head >= this.queue.length) return undefined;
+    const item = this.queue[this.head];
+    this.queue[this.head] = undefined as unknown as Queued;
+    this.head += 1;
+    if (this.head > 1024 && this.head * 2 > this.queue.length) {
+      this.queue.splice(0, this.head);
+      this.head = 0;
+    }
+    if (item !== undefined) this.queuedBytes -= item.bytes;
+    return item;
+  }
+
+  private dropQueued(): void {
+    for (let item = this.next(); item !== undefined; item = this.next()) {
+      this.shed += 1;
+      this.shedRecords += item.batch.records.length;
+    }
+  }
+}
+
+function isDurableReceipt(receipt: Receipt): receipt is DurableReceipt {
+  return receipt.durability !== 'none' && isDurable({ kind: receipt.durability });
+}
+
+function emptyReceipt(
+  sink: SinkId,
+  span: OffsetSpan,
+  durability: DurableReceipt['durability'],
+): DurableReceipt {
+  const now = Date.now();
+  return {
+    sink,
+    span,
+    durability,
+    records: 0,
+    bytes: 0,
+    submittedAt: now,
+    confirmedAt: now,
+  };
+}
+
+async function withDeadline(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<false>((resolve) => {
+    timer = setTimeout(() => {
+      resolve(false);
+    }, ms);
+  });
+  try {
+    return await Promise.race([work.then(() => true), expired]);
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

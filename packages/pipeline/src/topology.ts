@@ -1,0 +1,82 @@
+import type {
+  Clock,
+  ConfirmTarget,
+  QuarantineEntry,
+  QuarantineReason,
+  ReplayableSink,
+  Sink,
+  Source,
+  SourceBatch,
+} from '@thalweg/connector-core';
+import type { CoverageStore } from '@thalweg/offset-store';
+import type { PipelineConfigInput } from './pipeline-config.js';
+
+/** A record a secondary's derivation refused, with why. Raw still holds it. */
+export interface QuarantinedRecord {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: number;
+  /** The sink whose derivation refused it, or the raw sink for `oversized`. */
+  readonly sink: string;
+  readonly value: Uint8Array;
+}
+
+export interface QuarantineNote {
+  readonly offset: number;
+  readonly reason: QuarantineReason;
+  readonly detail: string;
+}
+
+/**
+ * What a secondary makes of a raw batch: its own batch (null when nothing of
+ * the span is left to write) and the records it refused. A derivation must be
+ * deterministic, because recovery derives the same raw batch again.
+ */
+export interface Derived<B> {
+  readonly batch: B | null;
+  readonly quarantined: readonly QuarantineNote[];
+}
+
+export type Derive<B> = (batch: SourceBatch) => Derived<B>;
+
+export type MaybePromise<T> = T | Promise<T>;
+
+/**
+ * One secondary: how to open its sink with the pipeline's confirm target, and
+ * how to derive its batches from raw's. Build it with `secondary()` so the
+ * compiler checks that the derivation produces what the sink takes.
+ */
+export interface SecondarySpec<B> {
+  readonly open: (confirm: ConfirmTarget<'secondary'>) => MaybePromise<Sink<'secondary', B>>;
+  readonly derive: Derive<B>;
+}
+
+/** Ties a sink and its derivation to one batch type, then erases it for the list. */
+export function secondary<B>(spec: SecondarySpec<B>): SecondarySpec<unknown> {
+  return spec;
+}
+
+/** Where a quarantined record goes after the pipeline's bounded lane. */
+export type QuarantineWriter = (entry: QuarantineEntry<QuarantinedRecord>) => Promise<void>;
+
+/**
+ * A topology: one source, one primary-raw sink and any number of
+ * secondaries, with the coverage store colocated with raw. The pipeline owns
+ * every part once started and closes them on shutdown.
+ */
+export interface PipelineSpec {
+  readonly source: Source;
+  /** Cursor keys of a store-managed source use this name (default: the source's cluster). */
+  readonly sourceName?: string;
+  readonly primaryRaw: (
+    confirm: ConfirmTarget<'primary-raw'>,
+  ) => MaybePromise<ReplayableSink<SourceBatch>>;
+  readonly secondaries?: readonly SecondarySpec<unknown>[];
+  readonly coverage: CoverageStore;
+  readonly config?: PipelineConfigInput;
+  readonly quarantine?: QuarantineWriter;
+  readonly log?: (line: string) => void;
+  readonly clock?: Clock;
+  /** Resident memory in bytes; injectable so tests can drive memory pressure. */
+  readonly memoryUsage?: () => number;
+}
