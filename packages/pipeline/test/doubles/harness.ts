@@ -1,0 +1,83 @@
+import type { Source } from '@thalweg/connector-core';
+import { InMemoryCoverage } from '@thalweg/offset-store';
+import { sinkId } from '@thalweg/connector-core';
+import {
+  Pipeline,
+  secondary,
+  type PipelineConfigInput,
+  type QuarantineWriter,
+  type SecondarySpec,
+} from '../../src/index.js';
+import { jsonRows, MemoryRawSink, MemorySecondary } from './memory-sinks.js';
+
+export interface Built {
+  readonly pipeline: Pipeline;
+  readonly raw: MemoryRawSink;
+  readonly secondaries: MemorySecondary[];
+  readonly coverage: InMemoryCoverage;
+  readonly log: string[];
+}
+
+export interface BuildOptions {
+  readonly secondaries?: number;
+  readonly config?: PipelineConfigInput;
+  readonly coverage?: InMemoryCoverage;
+  readonly raw?: (raw: MemoryRawSink) => void;
+  readonly secondary?: (sink: MemorySecondary, i: number) => void;
+  readonly memoryUsage?: () => number;
+  readonly extraSecondaries?: readonly SecondarySpec<unknown>[];
+  readonly quarantineWriter?: QuarantineWriter;
+}
+
+export async function build(source: Source, options: BuildOptions = {}): Promise<Built> {
+  const log: string[] = [];
+  const ids = Array.from({ length: options.secondaries ?? 0 }, (_, i) => `sec${i}`);
+  const coverage = keepOpen(
+    options.coverage ??
+      new InMemoryCoverage({ sinks: [sinkId('raw'), ...ids.map((id) => sinkId(id))] }),
+  );
+  let raw: MemoryRawSink | undefined;
+  const secondaries: MemorySecondary[] = [];
+  const pipeline = await Pipeline.open({
+    source,
+    coverage,
+    config: { evaluateEveryMs: 5, ...options.config },
+    log: (line) => log.push(line),
+    ...(options.memoryUsage === undefined ? {} : { memoryUsage: options.memoryUsage }),
+    ...(options.quarantineWriter === undefined ? {} : { quarantine: options.quarantineWriter }),
+    primaryRaw: (confirm) => {
+      raw = new MemoryRawSink(confirm, log);
+      options.raw?.(raw);
+      return raw;
+    },
+    secondaries: [
+      ...ids.map((id, i) =>
+        secondary({
+          open: (confirm) => {
+            const sink = new MemorySecondary(confirm, id, { kind: 'server-ack' }, log);
+            options.secondary?.(sink, i);
+            secondaries.push(sink);
+            return sink;
+          },
+          derive: jsonRows,
+        }),
+      ),
+      ...(options.extraSecondaries ?? []),
+    ],
+  });
+  if (raw === undefined) throw new Error('raw was not opened');
+  return { pipeline, raw, secondaries, coverage, log };
+}
+
+/** The same store, with `close` a no-op: lets a test read it after a pipeline shut down. */
+export function keepOpen(store: InMemoryCoverage): InMemoryCoverage {
+  return new Proxy(store, {
+    get(target, prop, receiver) {
+      if (prop === 'close') return async () => undefined;
+      const value: unknown = Reflect.get(target, prop, receiver);
+      return typeof value === 'function'
+        ? (value as (...a: unknown[]) => unknown).bind(target)
+        : value;
+    },
+  });
+}

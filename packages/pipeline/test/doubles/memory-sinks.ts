@@ -1,0 +1,201 @@
+import {
+  partitionKey,
+  sinkId,
+  type Confirm,
+  type ConfirmTarget,
+  type Durability,
+  type Lane,
+  type OffsetSpan,
+  type PrimaryRawDescriptor,
+  type ReplayableSink,
+  type Sink,
+  type SinkDescriptor,
+  type SourceBatch,
+} from '@thalweg/connector-core';
+
+interface Pending<L extends Lane> {
+  readonly records: number;
+  readonly span: OffsetSpan;
+  readonly confirm: Confirm<L>;
+  readonly submittedAt: number;
+  readonly onDurable: () => void;
+}
+
+/**
+ * A sink whose durable acknowledgements the test controls: `auto` confirms
+ * every batch on the next macrotask, in order; `manual` waits for `ack(n)`.
+ * Durability happens in `ack`, before the confirm target is called.
+ */
+class ControlledSink<L extends Lane> {
+  readonly pending: Pending<L>[] = [];
+  mode: 'auto' | 'manual' = 'auto';
+  failSubmits = false;
+  /** Refuses every submit once this many were accepted. */
+  failAfter: number | null = null;
+  /** Submit waits while this is set (the sink's own backpressure). */
+  stallSubmit: Promise<void> | null = null;
+  closed = false;
+  submitted = 0;
+  readonly log: string[];
+
+  constructor(
+    private readonly target: ConfirmTarget<L>,
+    readonly descriptor: SinkDescriptor,
+    log: string[],
+  ) {
+    this.log = log;
+  }
+
+  protected enqueue(
+    span: OffsetSpan,
+    records: number,
+    confirm: Confirm<L>,
+    onDurable: () => void,
+  ): void {
+    this.pending.push({ span, records, confirm, submittedAt: Date.now(), onDurable });
+    this.submitted += 1;
+    if (this.mode === 'auto') setTimeout(() => void this.ack(1), 0);
+  }
+
+  protected async admit(): Promise<void> {
+    if (this.closed) throw new Error(`${this.descriptor.id}: submit after close`);
+    if (this.failSubmits || (this.failAfter !== null && this.submitted >= this.failAfter))
+      throw new Error(`${this.descriptor.id}: refused (injected)`);
+    if (this.stallSubmit !== null) await this.stallSubmit;
+  }
+
+  /** Makes the `n` oldest pending batches durable, then confirms them in order. */
+  async ack(n = Infinity): Promise<void> {
+    const batch = this.pending.splice(0, Math.min(n, this.pending.length));
+    for (const p of batch) {
+      p.onDurable();
+      this.log.push(`durable ${this.descriptor.id} ${p.span.partition}:${p.span.end}`);
+      await this.target.apply(p.confirm, {
+        sink: this.descriptor.id,
+        span: p.span,
+        durability:
+          this.descriptor.durability.kind === 'none' ? 'none' : this.descriptor.durability.kind,
+        records: p.records,
+        bytes: 0,
+        submittedAt: p.submittedAt,
+        confirmedAt: Date.now(),
+      });
+    }
+  }
+
+  async flush(): Promise<void> {
+    if (this.mode === 'auto') await this.ack();
+    while (this.pending.length > 0) await new Promise((r) => setTimeout(r, 1));
+  }
+
+  async close(): Promise<void> {
+    await this.flush();
+    this.closed = true;
+  }
+}
+
+export class MemoryRawSink
+  extends ControlledSink<'primary-raw'>
+  implements ReplayableSink<SourceBatch>
+{
+  declare readonly descriptor: PrimaryRawDescriptor;
+  /** Durable records per partition, by offset. */
+  readonly held = new Map<string, Map<number, Uint8Array>>();
+  failFlush = false;
+
+  constructor(target: ConfirmTarget<'primary-raw'>, log: string[] = [], id = 'raw') {
+    super(
+      target,
+      {
+        id: sinkId(id),
+        kind: 'memory-raw',
+        durability: { kind: 'flush-close' },
+        recovery: { kind: 'readable' },
+      },
+      log,
+    );
+  }
+
+  async submit(
+    batch: SourceBatch,
+    span: OffsetSpan,
+    confirm: Confirm<'primary-raw'>,
+  ): Promise<void> {
+    await this.admit();
+    this.enqueue(span, batch.records.length, confirm, () => {
+      const key = partitionKey(span);
+      let held = this.held.get(key);
+      if (held === undefined) this.held.set(key, (held = new Map()));
+      for (const r of batch.records) held.set(r.offset, r.value);
+    });
+  }
+
+  override async flush(): Promise<void> {
+    if (this.failFlush) throw new Error('raw flush failed (injected)');
+    await super.flush();
+  }
+
+  /** The offsets `[0, n)` are all held. */
+  holdsPrefix(topic: string, partition: number, n: number): boolean {
+    const held = this.held.get(partitionKey({ topic, partition }));
+    for (let o = 0; o < n; o++) if (!held?.has(o)) return false;
+    return true;
+  }
+
+  async *read(span: OffsetSpan): AsyncIterable<SourceBatch> {
+    const held = this.held.get(partitionKey(span)) ?? new Map<number, Uint8Array>();
+    const records = [...held.entries()]
+      .filter(([o]) => o >= span.start && o < span.end)
+      .sort((a, b) => a[0] - b[0])
+      .map(([offset, value]) => ({ offset, key: null, value, timestamp: 0, headers: {} }));
+    if (records.length > 0) yield { span, records };
+  }
+}
+
+export interface MemoryRow {
+  readonly offset: number;
+  readonly text: string;
+}
+
+export class MemorySecondary
+  extends ControlledSink<'secondary'>
+  implements Sink<'secondary', MemoryRow[]>
+{
+  readonly rows = new Map<string, MemoryRow>();
+
+  constructor(
+    target: ConfirmTarget<'secondary'>,
+    id = 'secondary',
+    durability: Durability = { kind: 'server-ack' },
+    log: string[] = [],
+  ) {
+    super(
+      target,
+      { id: sinkId(id), kind: 'memory', durability, recovery: { kind: 'write-only' } },
+      log,
+    );
+  }
+
+  async submit(batch: MemoryRow[], span: OffsetSpan, confirm: Confirm<'secondary'>): Promise<void> {
+    await this.admit();
+    this.enqueue(span, batch.length, confirm, () => {
+      for (const row of batch) this.rows.set(`${span.partition}:${row.offset}`, row);
+    });
+  }
+}
+
+/** Decodes each record as JSON; a record that is not JSON is quarantined with `decode`. */
+export function jsonRows(batch: SourceBatch) {
+  const rows: MemoryRow[] = [];
+  const quarantined: { offset: number; reason: 'decode'; detail: string }[] = [];
+  for (const r of batch.records) {
+    const text = new TextDecoder().decode(r.value);
+    try {
+      JSON.parse(text);
+      rows.push({ offset: r.offset, text });
+    } catch (error) {
+      quarantined.push({ offset: r.offset, reason: 'decode', detail: String(error) });
+    }
+  }
+  return { batch: rows.length === 0 ? null : rows, quarantined };
+}

@@ -1,0 +1,115 @@
+import { partitionKey, sinkId } from '@thalweg/connector-core';
+import { InMemoryCoverage } from '@thalweg/offset-store';
+import { describe, expect, it } from 'vitest';
+import { build, keepOpen } from './doubles/harness.js';
+import { logsOf, MemoryGroupSource, MemoryStoreSource } from './doubles/memory-sources.js';
+
+describe('the gating path', () => {
+  it('commits a position only after raw durably holds everything before it', async () => {
+    const source = new MemoryGroupSource(logsOf('t', 3, 500), 37);
+    const { pipeline, raw } = await build(source, { raw: (r) => (r.mode = 'manual') });
+    const running = pipeline.run();
+    // Acknowledge in random-sized bursts; after each, every commit so far must be backed.
+    for (let round = 0; round < 200 && raw.submitted < 42; round++) {
+      await new Promise((r) => setTimeout(r, 2));
+      await raw.ack(1 + (round % 4));
+      for (const c of source.commits) {
+        expect(raw.holdsPrefix(c.partition.topic, c.partition.partition, c.next)).toBe(true);
+      }
+    }
+    raw.mode = 'auto';
+    await raw.ack();
+    const stats = await running;
+    for (let p = 0; p < 3; p++) {
+      expect(source.lastCommit({ topic: 't', partition: p })).toBe(500);
+      expect(raw.holdsPrefix('t', p, 500)).toBe(true);
+    }
+    expect(stats.raw.durableRecords).toBe(1500);
+    expect(stats.state).toBe('stopped');
+  });
+
+  it('never commits on submission: with acks held, nothing is committed', async () => {
+    const source = new MemoryGroupSource(logsOf('t', 1, 100), 10);
+    source.endless = true;
+    const { pipeline, raw } = await build(source, { raw: (r) => (r.mode = 'manual') });
+    const running = pipeline.run();
+    while (raw.submitted < 10) await new Promise((r) => setTimeout(r, 2));
+    await new Promise((r) => setTimeout(r, 30));
+    expect(source.commits).toEqual([]);
+    await raw.ack(3);
+    await new Promise((r) => setTimeout(r, 30));
+    expect(source.lastCommit({ topic: 't', partition: 0 })).toBe(30);
+    raw.mode = 'auto';
+    void raw.ack();
+    await pipeline.stop();
+    await running;
+    expect(source.lastCommit({ topic: 't', partition: 0 })).toBe(100);
+  });
+
+  it('stores a store-managed cursor only for what raw holds, and resumes from it', async () => {
+    const coverage = keepOpen(new InMemoryCoverage({ sinks: [sinkId('raw')] }));
+    const first = new MemoryStoreSource(logsOf('f', 2, 300), 25);
+    first.endless = true;
+    const a = await build(first, { coverage, raw: (r) => (r.mode = 'manual') });
+    const running = a.pipeline.run();
+    while (a.raw.submitted < 24) await new Promise((r) => setTimeout(r, 1));
+    // Round-robin reads: p0[0,25) p1[0,25) p0[25,50) become durable, nothing after.
+    await a.raw.ack(3);
+    a.raw.failFlush = true;
+    await new Promise((r) => setTimeout(r, 20));
+    void a.pipeline.stop().catch(() => undefined);
+    await expect(running).rejects.toThrow(/TWG_PIPELINE_RAW_FAILED/);
+    const at = (partition: number) =>
+      coverage.loadCursor({ source: 'memory', topic: 'f', partition });
+    expect(await at(0)).toEqual({ kind: 'log-offset', nextOffset: 50 });
+    expect(await at(1)).toEqual({ kind: 'log-offset', nextOffset: 25 });
+
+    const second = new MemoryStoreSource(logsOf('f', 2, 300), 25);
+    const b = await build(second, { coverage });
+    await b.pipeline.run();
+    expect(second.seeks.map((s) => [s.partition.partition, s.cursor.nextOffset])).toEqual([
+      [0, 50],
+      [1, 25],
+    ]);
+    const read = (p: number) => [
+      ...(b.raw.held.get(partitionKey({ topic: 'f', partition: p }))?.keys() ?? []),
+    ];
+    expect(Math.min(...read(0))).toBe(50);
+    expect(Math.min(...read(1))).toBe(25);
+    expect(b.raw.holdsPrefix('f', 0, 50)).toBe(false);
+    expect(await at(0)).toEqual({ kind: 'log-offset', nextOffset: 300 });
+  });
+
+  it('splits source batches under record granularity: every record is its own span', async () => {
+    const source = new MemoryStoreSource(logsOf('r', 1, 20), 7);
+    const { pipeline, raw } = await build(source, { config: { granularity: 'record' } });
+    const stats = await pipeline.run();
+    expect(stats.raw.submittedBatches).toBe(20);
+    expect(raw.holdsPrefix('r', 0, 20)).toBe(true);
+  });
+
+  it('fails loud when raw refuses a batch, and commits nothing past what raw holds', async () => {
+    const source = new MemoryGroupSource(logsOf('t', 1, 200), 10);
+    const { pipeline, raw } = await build(source, { raw: (r) => (r.failAfter = 5) });
+    await expect(pipeline.run()).rejects.toThrow(
+      /TWG_PIPELINE_RAW_FAILED.*primary raw refused t\/0\[50,60\)/,
+    );
+    const last = source.lastCommit({ topic: 't', partition: 0 }) ?? 0;
+    expect(raw.holdsPrefix('t', 0, last)).toBe(true);
+    expect(pipeline.stats().state).toBe('failed');
+  });
+
+  it('retries a failed commit with the newest position, then fails loud after the limit', async () => {
+    const source = new MemoryGroupSource(logsOf('t', 1, 50), 10);
+    source.commitFailures = 3;
+    const ok = await build(source);
+    await ok.pipeline.run();
+    expect(source.lastCommit({ topic: 't', partition: 0 })).toBe(50);
+    expect(ok.pipeline.stats().positions.failures).toBe(3);
+
+    const broken = new MemoryGroupSource(logsOf('t', 1, 50), 10);
+    broken.commitFailures = 1000;
+    const bad = await build(broken, { config: { commit: { maxConsecutiveFailures: 4 } } });
+    await expect(bad.pipeline.run()).rejects.toThrow(/TWG_PIPELINE_COMMIT_FAILED/);
+  });
+});

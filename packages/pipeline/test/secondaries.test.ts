@@ -1,0 +1,114 @@
+import { sinkId } from '@thalweg/connector-core';
+import { describe, expect, it } from 'vitest';
+import { build } from './doubles/harness.js';
+import { logsOf, MemoryGroupSource, MemoryStoreSource } from './doubles/memory-sources.js';
+
+const covered = async (built: Awaited<ReturnType<typeof build>>, sink: string, partition = 0) =>
+  (await built.coverage.covered({ sink: sinkId(sink), topic: 't', partition })).ranges();
+
+describe('secondaries', () => {
+  it('record coverage only after their own durable acknowledgement', async () => {
+    const source = new MemoryStoreSource(logsOf('t', 1, 100), 10);
+    source.endless = true;
+    const built = await build(source, { secondaries: 1, secondary: (s) => (s.mode = 'manual') });
+    const running = built.pipeline.run();
+    const [sec] = built.secondaries;
+    if (sec === undefined) throw new Error('no secondary');
+    while (sec.submitted < 10) await new Promise((r) => setTimeout(r, 2));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(await covered(built, 'sec0')).toEqual([]);
+    await sec.ack(4);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(await covered(built, 'sec0')).toEqual([{ start: 0, end: 40 }]);
+    sec.mode = 'auto';
+    void sec.ack();
+    const stats = await built.pipeline.stop();
+    expect(stats.secondaries[0]?.deliveredRecords).toBe(100);
+  });
+
+  it('a stalled secondary never holds up raw or the source position', async () => {
+    const source = new MemoryGroupSource(logsOf('t', 2, 2000), 50);
+    let release: () => void = () => undefined;
+    const stall = new Promise<void>((r) => (release = r));
+    const built = await build(source, {
+      secondaries: 1,
+      config: {
+        secondaries: { sec0: { maxQueuedBatches: 8 } },
+        shutdown: { secondaryDrainMs: 50 },
+      },
+      secondary: (s) => (s.stallSubmit = stall),
+    });
+    const stats = await built.pipeline.run();
+    release();
+    expect(stats.raw.durableRecords).toBe(4000);
+    expect(source.lastCommit({ topic: 't', partition: 0 })).toBe(2000);
+    expect(source.lastCommit({ topic: 't', partition: 1 })).toBe(2000);
+    const lane = stats.secondaries[0];
+    // One batch was taken into the stalled submit, eight waited, the rest were shed to gaps.
+    expect(lane?.shedBatches).toBeGreaterThan(60);
+    expect(await covered(built, 'sec0')).toEqual([]);
+    expect(await covered(built, 'raw')).toEqual([{ start: 0, end: 2000 }]);
+  });
+
+  it('a failing secondary is isolated: raw completes, its later spans stay gaps', async () => {
+    const source = new MemoryGroupSource(logsOf('t', 1, 300), 10);
+    const built = await build(source, {
+      secondaries: 2,
+      secondary: (s, i) => (s.failAfter = i === 0 ? 5 : null),
+    });
+    const stats = await built.pipeline.run();
+    expect(stats.raw.durableRecords).toBe(300);
+    expect(stats.secondaries[0]?.state).toBe('failed');
+    expect(stats.secondaries[1]?.deliveredRecords).toBe(300);
+    expect(await covered(built, 'sec0')).toEqual([{ start: 0, end: 50 }]);
+    expect(await covered(built, 'sec1')).toEqual([{ start: 0, end: 300 }]);
+    expect(built.log.some((l) => l.includes('secondary sec0 failed at t/0[50,60)'))).toBe(true);
+  });
+
+  it('quarantines malformed records with reason decode; the rest are delivered and covered', async () => {
+    const source = new MemoryStoreSource(
+      logsOf('t', 1, 50, (o) => (o % 10 === 3 ? `{not json ${o}` : JSON.stringify({ o }))),
+      10,
+    );
+    const written: number[] = [];
+    const built = await build(source, { secondaries: 1 });
+    const stats = await built.pipeline.run();
+    expect(stats.quarantine.byReason).toEqual({ decode: 5 });
+    expect(stats.secondaries[0]?.deliveredRecords).toBe(45);
+    expect(built.raw.holdsPrefix('t', 0, 50)).toBe(true);
+    expect(built.secondaries[0]?.rows.has('0:3')).toBe(false);
+    expect(await covered(built, 'sec0')).toEqual([{ start: 0, end: 50 }]);
+    expect(written).toEqual([]);
+  });
+
+  it('hands quarantined records to the writer with their reason and offset', async () => {
+    const source = new MemoryStoreSource(
+      logsOf('t', 1, 20, (o) => (o === 7 ? 'garbage' : '{}')),
+      5,
+    );
+    const entries: string[] = [];
+    const { pipeline } = await build(source, {
+      secondaries: 1,
+      quarantineWriter: async (e) => {
+        entries.push(
+          `${e.reason}:${e.record.sink}:${e.record.offset}:${new TextDecoder().decode(e.record.value)}`,
+        );
+      },
+    });
+    const stats = await pipeline.run();
+    expect(entries).toEqual(['decode:sec0:7:garbage']);
+    expect(stats.quarantine.written).toBe(1);
+  });
+
+  it('sends records over maxRecordBytes to quarantine as oversized; raw keeps them', async () => {
+    const source = new MemoryStoreSource(
+      logsOf('t', 1, 10, (o) => (o === 4 ? JSON.stringify({ pad: 'x'.repeat(5000) }) : '{}')),
+      10,
+    );
+    const built = await build(source, { secondaries: 1, config: { maxRecordBytes: 1024 } });
+    const stats = await built.pipeline.run();
+    expect(stats.quarantine.byReason).toEqual({ oversized: 1 });
+    expect(built.raw.holdsPrefix('t', 0, 10)).toBe(true);
+    expect(built.secondaries[0]?.rows.size).toBe(9);
+  });
+});
