@@ -35,10 +35,15 @@ export interface FlowCycle {
  * and a source pause, the stuck detector tells a deadlock from a slow sink,
  * and the bottleneck diagnosis names a sink that sets the pace.
  *
- * The channel fill the state machine sees is the budget's saturation: the
- * budget is the one bounded channel on the gating path. Secondary queues are
- * left out on purpose, since a full secondary sheds to gaps and must never
- * pause the source.
+ * The state machine decides on memory and raw's write failures. The byte
+ * budget's saturation is passed as the channel fill, but capped just below
+ * the degraded threshold: it tells the machine that high memory is explained
+ * by records in flight (pressure, not allocator fragmentation), and never
+ * drives the state by itself. The budget already stops admission when it is
+ * full; reading a busy backlog as Critical would pause the source for a
+ * whole hold period after the budget frees. Secondary queues are left out
+ * on purpose: a full secondary sheds to gaps and must never pause the
+ * source. Saturation also drives the bottleneck diagnosis.
  */
 export class FlowGovernor {
   readonly budget: ByteBudget;
@@ -47,6 +52,7 @@ export class FlowGovernor {
   private readonly stuckDetector: StuckDetector;
   private readonly diagnoser: BottleneckDiagnoser;
   private wasPaused = false;
+  private readonly fillCap: number;
 
   constructor(
     private readonly config: FlowControlConfig,
@@ -54,6 +60,7 @@ export class FlowGovernor {
     private readonly clock: Clock,
   ) {
     this.budget = new ByteBudget(config.byteBudget, clock);
+    this.fillCap = config.backpressure.channels.degradedFill * 0.99;
     this.machine = new BackpressureStateMachine(config.backpressure, {
       startedAt: clock.now(),
       throttle: this.throttle,
@@ -71,16 +78,17 @@ export class FlowGovernor {
     this.budget.tick();
     const saturation = this.budget.saturation;
     const memoryRatio = Math.min(1, sample.memoryBytes / this.memoryLimitBytes);
+    const channelFill = Math.min(saturation, this.fillCap);
     const backpressure = this.machine.evaluate(
       {
         memoryRatio,
-        channelFill: saturation,
+        channelFill,
         consecutiveWriteFailures: sample.consecutiveWriteFailures,
       },
       now,
     );
     const stuck = this.stuckDetector.evaluate(
-      { memoryRatio, channelFill: saturation, progress: sample.progress },
+      { memoryRatio, channelFill, progress: sample.progress },
       now,
     );
     this.diagnoser.evaluate({ saturation, memoryRatio }, now);

@@ -11,7 +11,7 @@ describe('secondaries', () => {
     const source = new MemoryStoreSource(logsOf('t', 1, 100), 10);
     source.endless = true;
     const built = await build(source, { secondaries: 1, secondary: (s) => (s.mode = 'manual') });
-    const running = built.pipeline.run();
+    void built.pipeline.run();
     const [sec] = built.secondaries;
     if (sec === undefined) throw new Error('no secondary');
     while (sec.submitted < 10) await new Promise((r) => setTimeout(r, 2));
@@ -36,7 +36,9 @@ describe('secondaries', () => {
         secondaries: { sec0: { maxQueuedBatches: 8 } },
         shutdown: { secondaryDrainMs: 50 },
       },
-      secondary: (s) => (s.stallSubmit = stall),
+      secondary: (s) => {
+        s.stallSubmit = stall;
+      },
     });
     const stats = await built.pipeline.run();
     release();

@@ -125,7 +125,7 @@ export class MemoryRawSink
     this.enqueue(span, batch.records.length, confirm, () => {
       const key = partitionKey(span);
       let held = this.held.get(key);
-      if (held === undefined) this.held.set(key, (held = new Map()));
+      if (held === undefined) this.held.set(key, (held = new Map<number, Uint8Array>()));
       for (const r of batch.records) held.set(r.offset, r.value);
     });
   }

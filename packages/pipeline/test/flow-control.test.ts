@@ -1,0 +1,87 @@
+import { describe, expect, it } from 'vitest';
+import { build } from './doubles/harness.js';
+import { logsOf, MemoryGroupSource } from './doubles/memory-sources.js';
+
+describe('live flow control', () => {
+  it('the byte budget bounds what is in flight to raw', async () => {
+    const source = new MemoryGroupSource(logsOf('t', 1, 5000), 50);
+    const budget = 64 * 1024;
+    const built = await build(source, {
+      raw: (r) => (r.mode = 'manual'),
+      config: { flowControl: { byteBudget: { bytes: budget, warmUp: { fraction: 1 } } } },
+    });
+    const running = built.pipeline.run();
+    await new Promise((r) => setTimeout(r, 50));
+    const held = built.pipeline.stats();
+    expect(held.flow.budget.inFlightBytes).toBeLessThanOrEqual(budget);
+    expect(held.raw.submittedRecords).toBeLessThan(5000);
+    expect(held.flow.budget.waiters).toBe(1);
+    built.raw.mode = 'auto';
+    await built.raw.ack();
+    const stats = await running;
+    expect(stats.raw.durableRecords).toBe(5000);
+    expect(stats.flow.budget.inFlightBytes).toBe(0);
+  });
+
+  it('critical memory pressure pauses the source, and calm resumes it', async () => {
+    const source = new MemoryGroupSource(logsOf('t', 2, 200), 10);
+    source.endless = true;
+    let memory = 0.1;
+    // Raw holds its acks, so records in flight explain the memory: it is pressure.
+    const built = await build(source, {
+      memoryUsage: () => memory * 1000,
+      raw: (r) => (r.mode = 'manual'),
+      config: {
+        memoryLimitBytes: 1000,
+        flowControl: {
+          backpressure: { holdMs: 0, recoveryDwellMs: 0 },
+          byteBudget: { bytes: 16 * 1024, warmUp: { fraction: 1 } },
+        },
+      },
+    });
+    const running = built.pipeline.run();
+    await new Promise((r) => setTimeout(r, 20));
+    memory = 0.95;
+    await new Promise((r) => setTimeout(r, 30));
+    expect(built.pipeline.stats().flow.state).toBe('critical');
+    expect(built.pipeline.stats().flow.sourcePaused).toBe(true);
+    expect(source.pauseCalls.length).toBeGreaterThan(0);
+    expect(built.pipeline.health().ready.ok).toBe(false);
+    memory = 0.1;
+    await new Promise((r) => setTimeout(r, 40));
+    expect(built.pipeline.stats().flow.sourcePaused).toBe(false);
+    expect(source.paused.size).toBe(0);
+    built.raw.mode = 'auto';
+    await built.raw.ack();
+    await built.pipeline.stop();
+    await running;
+    expect(built.log.some((l) => l.includes('backpressure normal -> critical'))).toBe(true);
+  });
+
+  it('the degraded batch factor shrinks the spans submitted to raw', async () => {
+    const source = new MemoryGroupSource(logsOf('t', 2, 400), 400);
+    const p1 = { topic: 't', partition: 1 };
+    source.pause([p1]);
+    const built = await build(source, {
+      memoryUsage: () => 850,
+      raw: (r) => (r.mode = 'manual'),
+      config: {
+        memoryLimitBytes: 1000,
+        maxBatchRecords: 100,
+        flowControl: { byteBudget: { bytes: 64 * 1024, warmUp: { fraction: 1 } } },
+      },
+    });
+    const running = built.pipeline.run();
+    // Partition 0 is read at full size while the state is still normal.
+    while (built.raw.submitted < 4) await new Promise((r) => setTimeout(r, 2));
+    await new Promise((r) => setTimeout(r, 30));
+    expect(built.pipeline.stats().flow.state).toBe('degraded');
+    source.resume([p1]);
+    while (built.raw.submitted < 12) await new Promise((r) => setTimeout(r, 2));
+    built.raw.mode = 'auto';
+    await built.raw.ack();
+    const stats = await running;
+    // 400 records at factor 1 (100 per span), then 400 at factor 0.5 (50 per span).
+    expect(stats.raw.submittedBatches).toBe(12);
+  });
+});

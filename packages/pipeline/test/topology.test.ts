@@ -1,0 +1,146 @@
+import { sinkId, type ConfigError, type ConfirmTarget } from '@thalweg/connector-core';
+import { InMemoryCoverage } from '@thalweg/offset-store';
+import { describe, expect, it } from 'vitest';
+import { Pipeline, secondary } from '../src/index.js';
+import { jsonRows, MemoryRawSink, MemorySecondary } from './doubles/memory-sinks.js';
+import { logsOf, MemoryStoreSource } from './doubles/memory-sources.js';
+
+const coverage = () => new InMemoryCoverage({ sinks: [sinkId('raw'), sinkId('sec')] });
+
+async function refusal(open: () => Promise<unknown>): Promise<ConfigError> {
+  try {
+    await open();
+  } catch (error) {
+    return error as ConfigError;
+  }
+  throw new Error('expected a refusal');
+}
+
+describe('topology validation', () => {
+  const source = () => new MemoryStoreSource(logsOf('t', 1, 10), 5);
+
+  it('refuses a primary raw that cannot confirm durability, naming the path', async () => {
+    const error = await refusal(() =>
+      Pipeline.open({
+        source: source(),
+        coverage: coverage(),
+        primaryRaw: (confirm) => {
+          const raw = new MemoryRawSink(confirm);
+          Object.assign(raw, {
+            descriptor: { ...raw.descriptor, durability: { kind: 'none', reason: 'memory only' } },
+          });
+          return raw;
+        },
+      }),
+    );
+    expect(error.path).toBe('primaryRaw.durability');
+    expect(error.message).toMatch(/memory only/);
+  });
+
+  it('refuses a primary raw that cannot be read back', async () => {
+    const error = await refusal(() =>
+      Pipeline.open({
+        source: source(),
+        coverage: coverage(),
+        primaryRaw: (confirm) => {
+          const raw = new MemoryRawSink(confirm);
+          Object.assign(raw, {
+            descriptor: { ...raw.descriptor, recovery: { kind: 'write-only' } },
+          });
+          return raw;
+        },
+      }),
+    );
+    expect(error.path).toBe('primaryRaw.recovery');
+  });
+
+  it('refuses a non-replayable source whose producer cannot resume', async () => {
+    const s = source();
+    Object.assign(s, { origin: { kind: 'non-replayable', resumable: false } });
+    const error = await refusal(() =>
+      Pipeline.open({ source: s, coverage: coverage(), primaryRaw: (c) => new MemoryRawSink(c) }),
+    );
+    expect(error.path).toBe('source.origin');
+  });
+
+  it('refuses a non-durable secondary unless its config opts out explicitly', async () => {
+    const spec = (config: object) => ({
+      source: source(),
+      coverage: coverage(),
+      config,
+      primaryRaw: (c: ConfirmTarget<'primary-raw'>) => new MemoryRawSink(c),
+      secondaries: [
+        secondary({
+          open: (c) => new MemorySecondary(c, 'sec', { kind: 'none', reason: 'fire and forget' }),
+          derive: jsonRows,
+        }),
+      ],
+    });
+    const error = await refusal(() => Pipeline.open(spec({})));
+    expect(error.path).toBe('secondaries[0].durability');
+    const opened = await Pipeline.open(spec({ secondaries: { sec: { allowNonDurable: true } } }));
+    const stats = await opened.run();
+    expect(stats.secondaries[0]?.deliveredRecords).toBe(10);
+  });
+
+  it('refuses duplicate sink ids and settings for a secondary that does not exist', async () => {
+    const dup = await refusal(() =>
+      Pipeline.open({
+        source: source(),
+        coverage: coverage(),
+        primaryRaw: (c) => new MemoryRawSink(c),
+        secondaries: [secondary({ open: (c) => new MemorySecondary(c, 'raw'), derive: jsonRows })],
+      }),
+    );
+    expect(dup.path).toBe('secondaries[0].id');
+    const typo = await refusal(() =>
+      Pipeline.open({
+        source: source(),
+        coverage: coverage(),
+        config: { secondaries: { sce: { maxQueuedBatches: 4 } } },
+        primaryRaw: (c) => new MemoryRawSink(c),
+        secondaries: [secondary({ open: (c) => new MemorySecondary(c, 'sec'), derive: jsonRows })],
+      }),
+    );
+    expect(typo.path).toBe('config.secondaries.sce');
+  });
+
+  it('refuses bad config fields with their path', async () => {
+    const bad = await refusal(() =>
+      Pipeline.open({
+        source: source(),
+        coverage: coverage(),
+        config: { granularity: 'message' as 'batch', flowControl: { byteBudget: { bytes: -1 } } },
+        primaryRaw: (c) => new MemoryRawSink(c),
+      }),
+    );
+    expect(bad.path).toBe('config.granularity');
+    expect(bad.message).toMatch(/config\.flowControl\.byteBudget\.bytes/);
+  });
+
+  it('closes the sinks it opened when validation refuses the topology', async () => {
+    let raw: MemoryRawSink | undefined;
+    await refusal(() =>
+      Pipeline.open({
+        source: source(),
+        coverage: coverage(),
+        primaryRaw: (c) => (raw = new MemoryRawSink(c)),
+        secondaries: [secondary({ open: (c) => new MemorySecondary(c, 'raw'), derive: jsonRows })],
+      }),
+    );
+    expect(raw?.closed).toBe(true);
+  });
+});
+
+describe('types', () => {
+  it('a secondary whose derivation does not produce what its sink takes does not compile', () => {
+    const notRows = () => ({ batch: 'not rows', quarantined: [] });
+    // The sink takes MemoryRow[]; the derivation produces strings.
+    // prettier-ignore
+    // @ts-expect-error the derivation does not produce what the sink takes
+    secondary({ open: (c) => new MemorySecondary(c, 'sec'), derive: notRows });
+    // @ts-expect-error a secondary's confirm target cannot open a primary-raw sink
+    secondary({ open: (c) => new MemoryRawSink(c), derive: jsonRows });
+    expect(true).toBe(true);
+  });
+});
