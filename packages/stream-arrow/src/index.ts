@@ -8,3 +8,4 @@ export * from './adaptive-batcher.js';
 export * from './batch-builder.js';
 export * from './ipc-stream.js';
 export * from './ipc-file-segment.js';
+export * from './json-records.js';
