@@ -3,13 +3,17 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { runDemo } from './demo/run-demo.js';
+import { runDemo, type DemoSummary } from './demo/run-demo.js';
 
-const USAGE = `usage: thalweg demo [--records N] [--partitions P] [--batch B] [--payload BYTES] [--dir DIR]
+const USAGE = `usage: thalweg demo [--records N] [--partitions P] [--batch B] [--payload BYTES]
+                   [--ack-ms MS] [--fail-at-wait N] [--malformed-every N] [--dir DIR]
 
-  demo   generated source -> durable raw segments on local disk; the source
-         cursor is stored only after raw's durable acknowledgement, and an
-         audit reads raw back at the end. Needs no service.`;
+  demo   a generated, replayable source -> durable Arrow IPC raw segments on
+         local disk -> a Databricks Zerobus secondary over the fake transport
+         (acknowledgement latency, one dead stream mid-run), coverage in
+         LevelDB. Source positions are stored only after raw's durable
+         acknowledgement. Ends with an audit that reads raw and the coverage
+         back from disk. Needs no service.`;
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -20,17 +24,21 @@ async function main(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: rest,
     options: {
-      records: { type: 'string', default: '20000' },
+      records: { type: 'string', default: '200000' },
       partitions: { type: 'string', default: '4' },
-      batch: { type: 'string', default: '500' },
+      batch: { type: 'string', default: '1000' },
       payload: { type: 'string', default: '200' },
+      'ack-ms': { type: 'string', default: '20' },
+      'fail-at-wait': { type: 'string', default: '25' },
+      'malformed-every': { type: 'string', default: '5000' },
       dir: { type: 'string' },
     },
   });
-  const number = (name: string, v: string) => {
+  const number = (name: string, v: string, min = 1) => {
     const n = Number(v);
-    if (!Number.isSafeInteger(n) || n <= 0)
-      throw new Error(`--${name}: ${v} is not a positive integer`);
+    if (!Number.isSafeInteger(n) || n < min) {
+      throw new Error(`--${name}: ${v} is not an integer >= ${min}`);
+    }
     return n;
   };
   const partitions = number('partitions', values.partitions);
@@ -42,25 +50,41 @@ async function main(argv: string[]): Promise<number> {
       recordsPerPartition: Math.ceil(number('records', values.records) / partitions),
       batchSize: number('batch', values.batch),
       payloadBytes: number('payload', values.payload),
+      ackLatencyMs: number('ack-ms', values['ack-ms'], 0),
+      failAtWait: number('fail-at-wait', values['fail-at-wait'], 0),
+      malformedEvery: number('malformed-every', values['malformed-every'], 0),
       progress: (line) => process.stderr.write(`thalweg demo: ${line}\n`),
     });
-    process.stdout.write(
-      [
-        `records in:      ${summary.records_in}`,
-        `raw durable:     ${summary.raw_durable} (missing ${summary.raw_missing})`,
-        `committed:       ${Object.entries(summary.committed)
-          .map(([p, n]) => `${p}@${n}`)
-          .join(' ')}`,
-        `batches/bursts:  ${summary.batches}/${summary.bursts} (coalesce mean ${summary.coalesce_mean})`,
-        `throughput:      ${summary.records_per_s} records/s in ${summary.elapsed_ms} ms`,
-        JSON.stringify({ demo: 'seam', ...summary }),
-        '',
-      ].join('\n'),
-    );
-    return summary.raw_missing === 0 ? 0 : 1;
+    process.stdout.write(render(summary));
+    const sound =
+      summary.raw_missing === 0 && summary.cursor_leads === 0 && summary.raw_overclaimed === 0;
+    return sound ? 0 : 1;
   } finally {
     if (values.dir === undefined) await rm(dir, { recursive: true, force: true });
   }
+}
+
+function render(s: DemoSummary): string {
+  const gaps = Object.entries(s.coverage_gaps)
+    .map(([sink, n]) => `${sink}=${n}`)
+    .join(' ');
+  const quarantined = Object.entries(s.quarantined)
+    .map(([reason, n]) => `${reason}=${n}`)
+    .join(' ');
+  return [
+    `records in:         ${s.records_in}`,
+    `raw durable:        ${s.raw_durable} (read back: missing ${s.raw_missing}, over-claimed ${s.raw_overclaimed})`,
+    `zerobus delivered:  ${s.zerobus_delivered} (stream rebuilds ${s.zerobus_rebuilds})`,
+    `quarantined:        ${quarantined || 'none'}`,
+    `coverage gaps:      ${gaps} (offsets recovery would replay)`,
+    `committed:          ${Object.entries(s.committed)
+      .map(([p, n]) => `${p}@${n}`)
+      .join(' ')} (cursors leading raw: ${s.cursor_leads})`,
+    `throughput:         ${s.records_per_s} records/s in ${s.elapsed_ms} ms`,
+    `coalescing:         raw ${s.raw_coalesce.toFixed(1)} batches/segment, zerobus p50 ${s.zerobus_coalesce_p50 ?? '-'} batches/ack`,
+    JSON.stringify({ demo: 'pipeline', ...s }),
+    '',
+  ].join('\n');
 }
 
 main(process.argv.slice(2)).then(

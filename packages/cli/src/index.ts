@@ -1,3 +1,2 @@
 export { runDemo, type DemoOptions, type DemoSummary } from './demo/run-demo.js';
 export { GeneratedSource, type GeneratedSourceOptions } from './demo/generated-source.js';
-export { NdjsonSegmentSink } from './demo/ndjson-segment-sink.js';

@@ -14,6 +14,8 @@ export interface GeneratedSourceOptions {
   readonly recordsPerPartition: number;
   readonly batchSize: number;
   readonly payloadBytes: number;
+  /** Every this many records (by offset), one is not JSON: the demo's quarantine traffic. 0: none. */
+  readonly malformedEvery?: number;
 }
 
 /**
@@ -35,18 +37,21 @@ export class GeneratedSource implements StoreManagedSource {
   async *batches(signal: AbortSignal): AsyncIterable<SourceBatch> {
     const { topic, partitions, recordsPerPartition, batchSize } = this.options;
     for (;;) {
-      let produced = false;
+      let remaining = false;
       for (let p = 0; p < partitions && !signal.aborted; p++) {
         const start = this.next[p] ?? 0;
-        if (this.paused.has(p) || start >= recordsPerPartition) continue;
+        if (start >= recordsPerPartition) continue;
+        remaining = true;
+        if (this.paused.has(p)) continue;
         const end = Math.min(recordsPerPartition, start + batchSize);
         const records: SourceRecord[] = [];
         for (let o = start; o < end; o++) records.push(this.record(p, o));
         this.next[p] = end;
-        produced = true;
         yield { span: offsetSpan(topic, p, start, end), records };
       }
-      if (!produced || signal.aborted) return;
+      if (!remaining || signal.aborted) return;
+      // Paused partitions (backpressure) are waited for, never skipped over.
+      await new Promise((resolve) => setImmediate(resolve));
     }
   }
 
@@ -87,7 +92,11 @@ export class GeneratedSource implements StoreManagedSource {
   }
 
   private record(partition: number, offset: number): SourceRecord {
-    const body = JSON.stringify({ partition, offset, note: 'x'.repeat(this.options.payloadBytes) });
+    const every = this.options.malformedEvery ?? 0;
+    const body =
+      every > 0 && offset % every === every - 1
+        ? `{"partition":${partition},"offset":${offset},"note":` // truncated: not JSON
+        : JSON.stringify({ partition, offset, note: 'x'.repeat(this.options.payloadBytes) });
     return {
       offset,
       key: null,

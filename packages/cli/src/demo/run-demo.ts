@@ -1,15 +1,13 @@
-import {
-  assertPrimaryRaw,
-  assertSourceCanFeedRaw,
-  PositionTracker,
-  rawAnchor,
-  sinkId,
-  type ConfirmTarget,
-  type SourcePartition,
-} from '@thalweg/connector-core';
-import { InMemoryCoverage } from '@thalweg/offset-store';
+import { join } from 'node:path';
+import { sinkId, type SourcePartition } from '@thalweg/connector-core';
+import { LevelDbCoverage } from '@thalweg/offset-store';
+import { Pipeline, secondary, type PipelineStats } from '@thalweg/pipeline';
+import { RawSegmentSink } from '@thalweg/sink-files';
+import { FakeTransportFactory, ZerobusSink, type StreamField } from '@thalweg/sink-zerobus';
+import { BatchBuilder, BatchSchema, column, jsonRecordsToBatch } from '@thalweg/stream-arrow';
+import type { RecordBatch } from 'apache-arrow';
+import { auditDemo, type DemoAudit } from './audit-demo.js';
 import { GeneratedSource } from './generated-source.js';
-import { NdjsonSegmentSink } from './ndjson-segment-sink.js';
 
 export interface DemoOptions {
   readonly dir: string;
@@ -17,104 +15,146 @@ export interface DemoOptions {
   readonly recordsPerPartition: number;
   readonly batchSize: number;
   readonly payloadBytes: number;
+  /** Acknowledgement latency of the fake Zerobus server, in ms. */
+  readonly ackLatencyMs: number;
+  /** The Zerobus stream's `nth` durable wait fails as a dead stream (0: never). */
+  readonly failAtWait: number;
+  readonly malformedEvery: number;
   readonly progress: (line: string) => void;
 }
 
-export interface DemoSummary {
+export interface DemoSummary extends DemoAudit {
   readonly records_in: number;
   readonly raw_durable: number;
-  readonly raw_missing: number;
-  readonly committed: Record<string, number>;
-  readonly batches: number;
-  readonly bursts: number;
-  readonly coalesce_mean: number;
+  readonly zerobus_delivered: number;
+  readonly zerobus_rebuilds: number;
+  readonly quarantined: Readonly<Record<string, number>>;
   readonly records_per_s: number;
   readonly elapsed_ms: number;
+  readonly raw_coalesce: number;
+  readonly zerobus_coalesce_p50: number | null;
 }
 
+const RAW = sinkId('raw');
+const ZEROBUS = sinkId('zerobus-events');
+
+const FIELDS: readonly StreamField[] = [
+  { name: 'partition', type: 'int32', nullable: false },
+  { name: 'offset', type: 'int64', nullable: false },
+  { name: 'note', type: 'utf8', nullable: true },
+  { name: '_twg_record_id', type: 'utf8', nullable: false },
+];
+
 /**
- * The smallest end-to-end topology the delivery seam allows: a replayable
- * store-managed source -> a durable primary-raw sink, with the source cursor
- * stored only after raw's durable acknowledgement, then an audit that reads
- * raw back and checks that every record is there and no cursor leads it.
+ * The main job: a generated, replayable source -> durable Arrow IPC raw
+ * segments on local disk -> a Zerobus secondary over the fake transport,
+ * with acknowledgement latency and a dead stream mid-run, coverage kept in
+ * LevelDB next to raw. Then an audit reads raw and the coverage back.
  */
 export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
   const topic = 'demo';
-  const source = new GeneratedSource({ topic, ...options, partitions: options.partitions });
-  assertSourceCanFeedRaw(source, 'source');
-
-  const tracker = new PositionTracker();
-  const store = new InMemoryCoverage({ sinks: [] });
-  const cursorKey = (p: SourcePartition) => ({
-    source: 'generated',
-    topic: p.topic,
-    partition: p.partition,
+  const source = new GeneratedSource({ topic, ...options });
+  const coverageDir = join(options.dir, 'coverage');
+  const coverage = await LevelDbCoverage.open({ location: coverageDir, sinks: [RAW, ZEROBUS] });
+  const factory = new FakeTransportFactory(
+    { ackLatencyMs: options.ackLatencyMs, bandwidthBytesPerSec: 200 * 1024 * 1024 },
+    (opened) =>
+      opened === 0 && options.failAtWait > 0
+        ? [{ op: 'wait', nth: options.failAtWait, failure: 'poison-stream' }]
+        : [],
+  );
+  const builder = new BatchBuilder(
+    BatchSchema.define({
+      fields: [
+        { name: 'partition', type: column.int32, nullable: false },
+        { name: 'offset', type: column.int64, nullable: false },
+        { name: 'note', type: column.utf8, nullable: true },
+      ],
+      recordId: 'hex',
+    }),
+  );
+  const quiet = (): void => undefined;
+  let zerobus: ZerobusSink<'secondary'> | undefined;
+  let raw: RawSegmentSink | undefined;
+  const pipeline = await Pipeline.open({
+    source,
+    coverage,
+    log: (line) => {
+      if (!line.includes('resumes at')) options.progress(line.replace(/^thalweg pipeline: /, ''));
+    },
+    config: { maxBatchRecords: options.batchSize },
+    primaryRaw: async (confirm) =>
+      (raw = await RawSegmentSink.open({
+        id: RAW,
+        dir: join(options.dir, 'raw'),
+        cluster: source.cluster,
+        confirm,
+        log: quiet,
+      })),
+    secondaries: [
+      secondary<RecordBatch>({
+        open: (target) =>
+          (zerobus = new ZerobusSink<'secondary'>({
+            id: ZEROBUS,
+            config: { table: 'main.demo.events', streams: 1, rebuild: { baseDelayMs: 5 } },
+            fields: FIELDS,
+            factory,
+            target,
+            log: quiet,
+          })),
+        derive: (batch) => {
+          const { batch: rows, refused } = jsonRecordsToBatch(builder, source.cluster, batch);
+          return { batch: rows, quarantined: refused };
+        },
+      }),
+    ],
   });
 
-  // The only place the source position moves: after raw's durable ack.
-  const onRawDurable: ConfirmTarget<'primary-raw'> = {
-    async apply(confirm) {
-      if (confirm.kind !== 'raw-anchor') return;
-      const next = tracker.markDurable(confirm.span);
-      if (next !== null)
-        await store.saveCursor(cursorKey(confirm.span), source.cursorAt(confirm.span, next));
-    },
-  };
-  const raw = new NdjsonSegmentSink(sinkId('raw'), options.dir, source.cluster, onRawDurable);
-  assertPrimaryRaw(raw.descriptor, 'primaryRaw');
-
-  const started = performance.now();
   const total = options.partitions * options.recordsPerPartition;
-  let submitted = 0;
-  let batches = 0;
-  let nextReport = 0;
-  const abort = new AbortController();
-  for await (const batch of source.batches(abort.signal)) {
-    tracker.register(batch.span);
-    await raw.submit(batch, batch.span, rawAnchor(batch.span));
-    submitted += batch.records.length;
-    batches += 1;
-    if (submitted >= nextReport) {
-      options.progress(
-        `submitted ${submitted}/${total} records, ${raw.bursts.length} durable bursts so far`,
-      );
-      nextReport += Math.max(1, Math.floor(total / 5));
-    }
+  const timer = setInterval(() => {
+    options.progress(progressLine(pipeline.stats(), total));
+  }, 500);
+  let stats: PipelineStats;
+  try {
+    stats = await pipeline.run();
+  } finally {
+    clearInterval(timer);
   }
-  await raw.close();
-  const elapsed = performance.now() - started;
+  options.progress(progressLine(stats, total));
 
-  // Audit: read raw back; the committed cursor must not lead what raw holds.
-  let durable = 0;
-  const committed: Record<string, number> = {};
-  for (let partition = 0; partition < options.partitions; partition++) {
-    const at = { topic, partition };
-    const offsets = new Set<number>();
-    for await (const b of raw.read({ ...at, start: 0, end: options.recordsPerPartition })) {
-      for (const r of b.records) offsets.add(r.offset);
-    }
-    durable += offsets.size;
-    const cursor = await store.loadCursor(cursorKey(at));
-    const next = cursor?.nextOffset ?? 0;
-    for (let o = 0; o < next; o++) {
-      if (!offsets.has(o))
-        throw new Error(
-          `audit: cursor of ${topic}/${partition} is at ${next} but raw lacks offset ${o}`,
-        );
-    }
-    committed[`${topic}/${partition}`] = next;
-  }
-  await source.close();
-  await store.close();
+  const partitions: SourcePartition[] = source.partitions();
+  const audit = await auditDemo({
+    rawDir: join(options.dir, 'raw'),
+    coverageDir,
+    cluster: source.cluster,
+    partitions,
+    recordsPerPartition: options.recordsPerPartition,
+    sinks: [RAW, ZEROBUS],
+    sourceName: source.cluster,
+  });
+  const metrics = zerobus?.metrics() ?? [];
+  const elapsed = stats.elapsedMs;
   return {
-    records_in: total,
-    raw_durable: durable,
-    raw_missing: total - durable,
-    committed,
-    batches,
-    bursts: raw.bursts.length,
-    coalesce_mean: Number((batches / Math.max(1, raw.bursts.length)).toFixed(2)),
-    records_per_s: Math.round((total * 1000) / elapsed),
+    records_in: stats.source.records,
+    raw_durable: stats.raw.durableRecords,
+    zerobus_delivered: stats.secondaries[0]?.deliveredRecords ?? 0,
+    zerobus_rebuilds: metrics.reduce((n, m) => n + m.rebuilds.value, 0),
+    quarantined: { ...stats.quarantine.byReason },
+    records_per_s: Math.round((stats.raw.durableRecords * 1000) / Math.max(1, elapsed)),
     elapsed_ms: Math.round(elapsed),
+    raw_coalesce: raw?.stats().coalesce ?? 0,
+    zerobus_coalesce_p50: metrics[0]?.coalesce.quantile(0.5) ?? null,
+    ...audit,
   };
+}
+
+function progressLine(stats: PipelineStats, total: number): string {
+  const sec = stats.secondaries[0];
+  const rate = Math.round((stats.raw.durableRecords * 1000) / Math.max(1, stats.elapsedMs));
+  return (
+    `read ${stats.source.records}/${total}  raw durable ${stats.raw.durableRecords}  ` +
+    `zerobus delivered ${sec?.deliveredRecords ?? 0} (shed ${sec?.shedRecords ?? 0})  ` +
+    `quarantined ${Object.values(stats.quarantine.byReason).reduce((a, b) => a + b, 0)}  ` +
+    `${rate} rec/s  [${stats.flow.state}]`
+  );
 }

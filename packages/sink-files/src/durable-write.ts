@@ -1,0 +1,66 @@
+import { join } from 'node:path';
+import { backoffDelay, sleep, type RetryPolicy } from './backoff.js';
+import { RawSinkError, reasonOf } from './errors.js';
+import type { SegmentFs } from './segment-fs.js';
+import { tempName } from './segment-name.js';
+
+export interface DurableWriteDeps {
+  readonly fs: SegmentFs;
+  readonly dir: string;
+  readonly retry: RetryPolicy;
+  /** A failed attempt that will be retried. */
+  readonly onRetry: (file: string, attempt: number, error: unknown) => void;
+}
+
+/**
+ * Makes `bytes` the durable segment `name` (flush-close): write a temp file,
+ * fsync it, close it, rename it into place, fsync the directory. Only when
+ * all five succeeded is the segment durable; the caller confirms nothing
+ * before this resolves.
+ *
+ * Any failure retries the whole sequence under a new temp name, after
+ * removing the old temp file: a failed fsync leaves the page cache in an
+ * unknown state (fsyncgate), so the bytes are written again rather than the
+ * fsync repeated. A rename that landed before the directory fsync failed is
+ * simply replaced by the next attempt's identical file. After the last
+ * attempt the error names the segment file and the cause.
+ */
+export async function writeSegmentDurably(
+  deps: DurableWriteDeps,
+  sequence: number,
+  name: string,
+  bytes: Uint8Array,
+): Promise<void> {
+  const { fs, dir, retry } = deps;
+  const target = join(dir, name);
+  for (let attempt = 1; ; attempt++) {
+    const temp = join(dir, tempName(sequence, attempt));
+    try {
+      const file = await fs.create(temp);
+      try {
+        await file.write(bytes);
+        await file.sync();
+      } catch (error) {
+        await file.close().catch(() => undefined); // the write's error is the one to report
+        throw error;
+      }
+      await file.close();
+      await fs.rename(temp, target);
+      await fs.syncDir(dir);
+      return;
+    } catch (error) {
+      // Best effort: a temp file left behind is deleted on the next open.
+      await fs.remove(temp).catch(() => undefined);
+      if (attempt >= retry.attempts) {
+        throw new RawSinkError(
+          'TWG_RAW_WRITE_FAILED',
+          `could not be made durable after ${attempt} attempt${attempt === 1 ? '' : 's'}: ${reasonOf(error)}`,
+          { file: target },
+          error,
+        );
+      }
+      deps.onRetry(target, attempt, error);
+      await sleep(backoffDelay(retry, attempt));
+    }
+  }
+}

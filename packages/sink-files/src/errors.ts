@@ -1,0 +1,65 @@
+import { ThalwegError, type ErrorClass } from '@thalweg/connector-core';
+
+export const RAW_ERROR_CODES = [
+  /** A submitted batch that can never be written as given; names the field and the offset. */
+  'TWG_RAW_BATCH_INVALID',
+  /** A segment could not be made durable within the retry budget; names the file and the cause. */
+  'TWG_RAW_WRITE_FAILED',
+  /** A segment on disk that does not parse as a raw segment; names the file. */
+  'TWG_RAW_SEGMENT_CORRUPT',
+  /** Two durable copies of one offset with different record ids; names both files. */
+  'TWG_RAW_RECORD_CONFLICT',
+  /** Submit after close. */
+  'TWG_RAW_CLOSED',
+] as const;
+
+export type RawErrorCode = (typeof RAW_ERROR_CODES)[number];
+
+/**
+ * - A bad batch is `poison`: no retry makes it writable; quarantine or fix the source.
+ * - A write that failed through every retry is `poison`: this sink instance is
+ *   done; reopening it (a new instance) and replaying what was never confirmed
+ *   is the rebuild.
+ * - Corruption and conflicts are `fatal-config`: raw no longer proves what it
+ *   holds, and a person must look before anything is replayed from it.
+ */
+const CLASS_OF: Record<RawErrorCode, ErrorClass> = {
+  TWG_RAW_BATCH_INVALID: 'poison',
+  TWG_RAW_WRITE_FAILED: 'poison',
+  TWG_RAW_SEGMENT_CORRUPT: 'fatal-config',
+  TWG_RAW_RECORD_CONFLICT: 'fatal-config',
+  TWG_RAW_CLOSED: 'fatal-config',
+};
+
+/** Where a failure is: a segment file, a field of the input, a source offset. */
+export interface RawErrorLocation {
+  readonly file?: string;
+  readonly field?: string;
+  readonly offset?: number;
+}
+
+export class RawSinkError extends ThalwegError<RawErrorCode> {
+  readonly file: string | undefined;
+  readonly field: string | undefined;
+  readonly offset: number | undefined;
+
+  constructor(code: RawErrorCode, reason: string, at: RawErrorLocation = {}, cause?: unknown) {
+    super({ code, errorClass: CLASS_OF[code], message: locate(at) + reason, cause });
+    this.file = at.file;
+    this.field = at.field;
+    this.offset = at.offset;
+  }
+}
+
+function locate(at: RawErrorLocation): string {
+  const parts: string[] = [];
+  if (at.file !== undefined) parts.push(`segment ${at.file}`);
+  if (at.field !== undefined) parts.push(`field "${at.field}"`);
+  if (at.offset !== undefined) parts.push(`offset ${at.offset}`);
+  return parts.length === 0 ? '' : `${parts.join(', ')}: `;
+}
+
+/** The message of any thrown value, for wrapping it into a located error. */
+export function reasonOf(cause: unknown): string {
+  return cause instanceof Error ? cause.message : String(cause);
+}

@@ -1,0 +1,382 @@
+import {
+  RECORD_ID_BYTES,
+  RECORD_ID_COLUMN,
+  type OffsetSpan,
+  type SourceBatch,
+  type SourceRecord,
+} from '@thalweg/connector-core';
+import { recordIdColumn } from '@thalweg/stream-arrow';
+import {
+  Binary,
+  Field,
+  Int64,
+  makeData,
+  RecordBatch,
+  Schema,
+  Struct,
+  TimestampMillisecond,
+  type Data,
+} from 'apache-arrow';
+import { checkSourceBatch } from './batch-check.js';
+import { RawSinkError, reasonOf } from './errors.js';
+import { encodedHeadersLength, readHeaders, writeHeaders } from './headers-codec.js';
+
+/**
+ * The raw envelope: one Arrow record batch per source batch, holding exactly
+ * what the source delivered plus the record id, so every secondary can be
+ * derived again from raw alone.
+ *
+ * | column           | type                   | null | holds                                   |
+ * |------------------|------------------------|------|-----------------------------------------|
+ * | `_twg_record_id` | binary (16 bytes)      | no   | ADR 0003 id of cluster/topic/partition/offset/value |
+ * | `offset`         | int64                  | no   | source offset                           |
+ * | `timestamp`      | timestamp[ms, UTC]     | no   | source timestamp, ms since the epoch    |
+ * | `key`            | binary                 | yes  | record key; null when the source had none |
+ * | `value`          | binary                 | no   | payload as delivered (may be empty)     |
+ * | `headers`        | binary                 | no   | length-prefixed header map (headers-codec.ts) |
+ *
+ * The span a batch accounts for (which can exceed its records: compaction,
+ * transaction markers) and the cluster travel as schema metadata of the
+ * batch: `twg.raw.span` (JSON `{topic, partition, start, end}`) and
+ * `twg.raw.cluster`.
+ */
+export const RAW_ENVELOPE_FIELDS: readonly Field[] = Object.freeze([
+  new Field(RECORD_ID_COLUMN, new Binary(), false),
+  new Field('offset', new Int64(), false),
+  new Field('timestamp', new TimestampMillisecond('UTC'), false),
+  new Field('key', new Binary(), true),
+  new Field('value', new Binary(), false),
+  new Field('headers', new Binary(), false),
+]);
+
+export const RAW_SPAN_METADATA = 'twg.raw.span';
+export const RAW_CLUSTER_METADATA = 'twg.raw.cluster';
+
+const MAX_COLUMN_BYTES = 0x7fffffff;
+
+/**
+ * Encodes one source batch as a raw envelope batch. The batch is checked
+ * first (checkSourceBatch): a bad record fails the whole batch with its
+ * offset named, and no partial batch exists.
+ */
+export function encodeRawBatch(cluster: string, batch: SourceBatch): RecordBatch {
+  const span = checkSourceBatch(batch);
+  const records = batch.records;
+  const n = records.length;
+  let ids: Data;
+  try {
+    ids = recordIdColumn(
+      'binary',
+      {
+        cluster,
+        topic: span.topic,
+        partition: span.partition,
+        offsets: records.map((r) => r.offset),
+        payloads: records.map((r) => r.value),
+      },
+      n,
+      RECORD_ID_COLUMN,
+    );
+  } catch (cause) {
+    throw new RawSinkError('TWG_RAW_BATCH_INVALID', reasonOf(cause), { field: 'cluster' }, cause);
+  }
+  const offsets = new BigInt64Array(n);
+  const timestamps = new BigInt64Array(n);
+  records.forEach((r, i) => {
+    offsets[i] = BigInt(r.offset);
+    timestamps[i] = BigInt(r.timestamp);
+  });
+  const headerBytes = Buffer.allocUnsafe(
+    records.reduce((sum, r) => sum + encodedHeadersLength(r.headers), 0),
+  );
+  const headerOffsets = new Int32Array(n + 1);
+  let at = 0;
+  records.forEach((r, i) => {
+    at = writeHeaders(r.headers, headerBytes, at);
+    headerOffsets[i + 1] = checkColumnSize(at, 'headers', r.offset);
+  });
+  const children = [
+    ids,
+    makeData({ type: new Int64(), length: n, data: offsets }),
+    makeData({ type: new TimestampMillisecond('UTC'), length: n, data: timestamps }),
+    binaryData(records, 'key'),
+    binaryData(records, 'value'),
+    makeData({
+      type: new Binary(),
+      length: n,
+      nullCount: 0,
+      valueOffsets: headerOffsets,
+      data: headerBytes,
+    }),
+  ];
+  const schema = rawSchema(
+    new Map([
+      [RAW_SPAN_METADATA, JSON.stringify(span)],
+      [RAW_CLUSTER_METADATA, cluster],
+    ]),
+  );
+  return new RecordBatch(
+    schema,
+    makeData({ type: new Struct(schema.fields), length: n, children }),
+  );
+}
+
+/** The envelope schema with the given metadata. */
+export function rawSchema(metadata: Map<string, string> = new Map()): Schema {
+  return new Schema([...RAW_ENVELOPE_FIELDS], metadata);
+}
+
+/** The records of an envelope batch, in its order. Keys, values and header values are views. */
+export function decodeRawBatch(batch: RecordBatch, file?: string): SourceRecord[] {
+  const rows = RawRows.of(batch, file);
+  return Array.from({ length: rows.length }, (_, i) => rows.record(i));
+}
+
+/** The span an envelope batch accounts for, from its `twg.raw.span` metadata. */
+export function rawBatchSpan(batch: RecordBatch, file?: string): OffsetSpan {
+  const text = batch.schema.metadata.get(RAW_SPAN_METADATA);
+  if (text === undefined) corrupt(file, `no ${RAW_SPAN_METADATA} metadata`);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (cause) {
+    return corrupt(file, `${RAW_SPAN_METADATA} is not JSON: ${reasonOf(cause)}`);
+  }
+  return spanFromJson(parsed, file, RAW_SPAN_METADATA);
+}
+
+/** A span read back from stored JSON, with every field checked. */
+export function spanFromJson(value: unknown, file: string | undefined, what: string): OffsetSpan {
+  const v = value as Partial<Record<keyof OffsetSpan, unknown>> | null;
+  const ok =
+    typeof v === 'object' &&
+    v !== null &&
+    typeof v.topic === 'string' &&
+    v.topic.length > 0 &&
+    Number.isSafeInteger(v.partition) &&
+    Number.isSafeInteger(v.start) &&
+    Number.isSafeInteger(v.end) &&
+    (v.start as number) >= 0 &&
+    (v.end as number) > (v.start as number) &&
+    (v.partition as number) >= 0;
+  if (!ok) corrupt(file, `${what} is not a span: ${JSON.stringify(value)}`);
+  return {
+    topic: v.topic as string,
+    partition: v.partition as number,
+    start: v.start as number,
+    end: v.end as number,
+  };
+}
+
+/**
+ * Row access to an envelope batch without materialising records: the read
+ * path compares offsets and record ids of overlapping copies and builds a
+ * record only for the copy it yields. Construction checks the schema and
+ * every offset and id, so a damaged batch fails here, with the file named.
+ */
+export class RawRows {
+  readonly length: number;
+  private readonly offsets: Float64Array;
+  private readonly timestamps: BigInt64Array;
+  private readonly ids: BinaryColumn;
+  private readonly keys: BinaryColumn;
+  private readonly values: BinaryColumn;
+  private readonly headers: BinaryColumn;
+
+  private constructor(
+    batch: RecordBatch,
+    private readonly file: string | undefined,
+  ) {
+    checkSchema(batch.schema, file);
+    this.length = batch.numRows;
+    const column = (i: number): Data => {
+      const chunks = batch.getChildAt(i)?.data;
+      const data: Data | undefined = chunks?.length === 1 ? chunks[0] : undefined;
+      if (data?.length !== this.length) {
+        corrupt(file, `column ${RAW_ENVELOPE_FIELDS[i]?.name ?? i} does not hold one value a row`);
+      }
+      return data;
+    };
+    this.ids = BinaryColumn.of(column(0), 'record id', false, file);
+    const rawOffsets = int64s(column(1), 'offset', file);
+    this.timestamps = int64s(column(2), 'timestamp', file);
+    this.keys = BinaryColumn.of(column(3), 'key', true, file);
+    this.values = BinaryColumn.of(column(4), 'value', false, file);
+    this.headers = BinaryColumn.of(column(5), 'headers', false, file);
+    this.offsets = new Float64Array(this.length);
+    for (let i = 0; i < this.length; i++) {
+      const offset = Number(rawOffsets[i]);
+      if (!Number.isSafeInteger(offset) || offset < 0 || (i > 0 && offset <= this.offset(i - 1))) {
+        corrupt(file, `row ${i}: offset ${String(rawOffsets[i])} is not an ascending safe offset`);
+      }
+      this.offsets[i] = offset;
+      if (this.ids.get(i)?.byteLength !== RECORD_ID_BYTES) {
+        corrupt(file, `offset ${offset}: record id is not ${RECORD_ID_BYTES} bytes`);
+      }
+    }
+    for (let i = 0; i < this.length; i++) {
+      const ts = this.timestamps[i] ?? 0n;
+      if (ts > BigInt(Number.MAX_SAFE_INTEGER) || ts < BigInt(Number.MIN_SAFE_INTEGER)) {
+        corrupt(file, `offset ${this.offset(i)}: timestamp ${ts} is not a safe integer`);
+      }
+    }
+  }
+
+  static of(batch: RecordBatch, file?: string): RawRows {
+    return new RawRows(batch, file);
+  }
+
+  offset(i: number): number {
+    return this.offsets[i] ?? Number.NaN;
+  }
+
+  recordId(i: number): Uint8Array {
+    return this.ids.get(i) ?? new Uint8Array(0);
+  }
+
+  /** The first row whose offset is at least `offset` (binary search; offsets ascend). */
+  lowerBound(offset: number): number {
+    let lo = 0;
+    let hi = this.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.offset(mid) < offset) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  record(i: number): SourceRecord {
+    const offset = this.offset(i);
+    let headers: Record<string, Uint8Array>;
+    try {
+      headers = readHeaders(this.headers.get(i) ?? new Uint8Array(0));
+    } catch (cause) {
+      return corrupt(this.file, `offset ${offset}: ${reasonOf(cause)}`);
+    }
+    return {
+      offset,
+      key: this.keys.get(i),
+      value: this.values.get(i) ?? new Uint8Array(0),
+      timestamp: Number(this.timestamps[i] ?? 0n),
+      headers,
+    };
+  }
+}
+
+/** A binary column's buffers, read directly: a value is a view of the data buffer. */
+class BinaryColumn {
+  private constructor(
+    private readonly offsets: Int32Array,
+    private readonly data: Uint8Array,
+    private readonly validity: Uint8Array | null,
+    private readonly start: number,
+  ) {}
+
+  static of(data: Data, what: string, nullable: boolean, file: string | undefined): BinaryColumn {
+    if (!nullable && data.nullCount > 0) corrupt(file, `${what} column holds nulls`);
+    const offsets = data.valueOffsets as Int32Array | undefined;
+    const values = data.values as Uint8Array | undefined;
+    if (!(offsets instanceof Int32Array) || !(values instanceof Uint8Array)) {
+      corrupt(file, `${what} column has no value buffers`);
+    }
+    if (offsets.length < data.length + 1) corrupt(file, `${what} column offsets are short`);
+    let previous = offsets[0] ?? 0;
+    if (previous < 0) corrupt(file, `${what} column offsets start below zero`);
+    for (let i = 1; i <= data.length; i++) {
+      const next = offsets[i] ?? -1;
+      if (next < previous) corrupt(file, `${what} column offsets go backwards at row ${i}`);
+      previous = next;
+    }
+    if (previous > values.byteLength) corrupt(file, `${what} column offsets run past its data`);
+    const bitmap = data.nullCount > 0 ? (data.nullBitmap as Uint8Array | undefined) : undefined;
+    if (data.nullCount > 0 && (bitmap === undefined || bitmap.byteLength * 8 < data.length)) {
+      corrupt(file, `${what} column declares nulls without a validity bitmap`);
+    }
+    return new BinaryColumn(offsets, values, bitmap ?? null, data.offset);
+  }
+
+  get(i: number): Uint8Array | null {
+    const bit = this.start + i;
+    if (this.validity !== null && (((this.validity[bit >> 3] ?? 0) >> (bit & 7)) & 1) === 0) {
+      return null;
+    }
+    return this.data.subarray(this.offsets[i] ?? 0, this.offsets[i + 1] ?? 0);
+  }
+}
+
+function int64s(data: Data, what: string, file: string | undefined): BigInt64Array {
+  const values = data.values as unknown;
+  if (!(values instanceof BigInt64Array) || values.length < data.length) {
+    corrupt(file, `${what} column does not hold one int64 a row`);
+  }
+  if (data.nullCount > 0) corrupt(file, `${what} column holds nulls`);
+  return values;
+}
+
+function checkSchema(schema: Schema, file: string | undefined): void {
+  const shape = (fields: readonly Field[]) =>
+    fields.map((f) => `${f.name}: ${String(f.type)}${f.nullable ? '?' : ''}`).join(', ');
+  const expected = shape(RAW_ENVELOPE_FIELDS);
+  const actual = shape(schema.fields);
+  if (actual !== expected) {
+    corrupt(file, `schema {${actual}} is not the raw envelope {${expected}}`);
+  }
+}
+
+/** The key or value column of `records`; a null key is a null (only `key` is nullable). */
+function binaryData(records: readonly SourceRecord[], field: 'key' | 'value'): Data<Binary> {
+  const n = records.length;
+  const valueOffsets = new Int32Array(n + 1);
+  let nullCount = 0;
+  let total = 0;
+  records.forEach((r, i) => {
+    const v = r[field];
+    if (v === null) nullCount++;
+    else total += v.byteLength;
+    valueOffsets[i + 1] = checkColumnSize(total, field, r.offset);
+  });
+  const data = new Uint8Array(total);
+  const validity = nullCount === 0 ? undefined : new Uint8Array((n + 7) >> 3);
+  records.forEach((r, i) => {
+    const v = r[field];
+    if (v === null) return;
+    data.set(v, valueOffsets[i] ?? 0);
+    if (validity !== undefined) validity[i >> 3] = (validity[i >> 3] ?? 0) | (1 << (i & 7));
+  });
+  return makeData({
+    type: new Binary(),
+    length: n,
+    nullCount,
+    ...(validity === undefined ? {} : { nullBitmap: validity }),
+    valueOffsets,
+    data,
+  });
+}
+
+function checkColumnSize(total: number, field: string, offset: number): number {
+  if (total > MAX_COLUMN_BYTES) {
+    throw new RawSinkError(
+      'TWG_RAW_BATCH_INVALID',
+      `the batch's ${field} column would exceed ${MAX_COLUMN_BYTES} bytes (i32 offsets); ` +
+        'have the source deliver smaller batches',
+      { field, offset },
+    );
+  }
+  return total;
+}
+
+/** Bytes of an envelope batch's buffers: what it costs queued, and in a segment. */
+export function rawBatchBytes(batch: RecordBatch): number {
+  let bytes = 0;
+  for (const child of batch.data.children) {
+    for (const buffer of [child.values, child.valueOffsets, child.nullBitmap] as unknown[]) {
+      if (ArrayBuffer.isView(buffer)) bytes += buffer.byteLength;
+    }
+  }
+  return bytes;
+}
+
+function corrupt(file: string | undefined, reason: string): never {
+  throw new RawSinkError('TWG_RAW_SEGMENT_CORRUPT', reason, file === undefined ? {} : { file });
+}

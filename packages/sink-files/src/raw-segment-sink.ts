@@ -1,0 +1,238 @@
+import { join } from 'node:path';
+import {
+  offsetSpan,
+  type Confirm,
+  type OffsetSpan,
+  type PrimaryRawDescriptor,
+  type ReplayableSink,
+  type SourceBatch,
+  type SourcePartition,
+} from '@thalweg/connector-core';
+import { AckLane } from './ack-lane.js';
+import { checkSubmission } from './batch-check.js';
+import { RawSinkError } from './errors.js';
+import {
+  describeOptions,
+  resolveOptions,
+  type RawSegmentSinkOptions,
+  type ResolvedOptions,
+} from './options.js';
+import { encodeRawBatch, rawBatchBytes } from './raw-envelope.js';
+import { decodeSegment } from './segment-codec.js';
+import type { SegmentIndex } from './segment-index.js';
+import { scanSegments } from './segment-scan.js';
+import { readSpan } from './span-reader.js';
+
+/** What the writer has done since open. */
+export interface RawSinkStats {
+  /** Segments made durable since open. */
+  readonly segmentsWritten: number;
+  /**
+   * Group commits: what the writer took from the queue at once, made durable
+   * as one segment. Equal to `segmentsWritten` (a burst larger than the
+   * segment bounds is taken as several bursts); named for the coalesce ratio.
+   */
+  readonly bursts: number;
+  readonly bytesWritten: number;
+  readonly batchesWritten: number;
+  readonly recordsWritten: number;
+  /** Batches per segment on average: > 1 means submissions were group-committed. */
+  readonly coalesce: number;
+  /** The most batches one burst (one segment) held. */
+  readonly maxBatchesPerBurst: number;
+  readonly writeRetries: number;
+  readonly confirmFailures: number;
+  /** Segments in the index: those found on open plus those written. */
+  readonly segmentsIndexed: number;
+  readonly queuedBatches: number;
+  readonly queuedBytes: number;
+}
+
+/** A durable segment and the batches it holds, for audits and tests. */
+export interface SegmentSummary {
+  readonly file: string;
+  readonly bytes: number;
+  readonly batches: readonly { readonly span: OffsetSpan; readonly records: number }[];
+}
+
+/** A partition and the merged offset runs raw durably holds for it. */
+export interface PartitionCoverage {
+  readonly partition: SourcePartition;
+  readonly spans: readonly OffsetSpan[];
+}
+
+/**
+ * The primary-raw sink on local disk: every source batch, exactly as
+ * delivered, in Arrow IPC segment files made durable by write, fsync, close,
+ * rename and directory fsync (flush-close) before anything is confirmed.
+ *
+ * `submit` checks and encodes the batch, queues it and returns: accepted, not
+ * durable. One background writer (the ack lane) takes everything queued (up
+ * to the segment bounds) into one segment, makes it durable, and only then
+ * applies the confirmations, one by one in submission order. That group
+ * commit is what makes fsync-per-segment affordable: under load, one fsync
+ * confirms many batches.
+ */
+export class RawSegmentSink implements ReplayableSink<SourceBatch> {
+  readonly descriptor: PrimaryRawDescriptor;
+  private readonly lane: AckLane;
+  private closed = false;
+  private closing: Promise<void> | null = null;
+
+  private constructor(
+    private readonly options: ResolvedOptions,
+    private readonly index: SegmentIndex,
+    nextSequence: number,
+  ) {
+    this.descriptor = {
+      id: options.id,
+      kind: 'raw-segments',
+      durability: { kind: 'flush-close' },
+      recovery: { kind: 'readable' },
+    };
+    this.lane = new AckLane(options, index, nextSequence);
+  }
+
+  /**
+   * Validates the options (a ConfigError names the field), logs every
+   * setting, then scans the directory (segment-scan.ts): crash leftovers are
+   * deleted, every segment is indexed, and a damaged one fails the open with
+   * its file named.
+   */
+  static async open(options: RawSegmentSinkOptions): Promise<RawSegmentSink> {
+    const o = resolveOptions(options);
+    for (const line of describeOptions(o)) o.log(`thalweg sink-files ${o.id}: ${line}`);
+    const { index, nextSequence } = await scanSegments(o);
+    return new RawSegmentSink(o, index, nextSequence);
+  }
+
+  /**
+   * Checks the batch (span, offsets, record types; a RawSinkError names the
+   * field and offset, and nothing is queued), encodes it, and queues it:
+   * resolves once ACCEPTED, not durable. Waits while the queue is full.
+   */
+  async submit(
+    batch: SourceBatch,
+    span: OffsetSpan,
+    confirm: Confirm<'primary-raw'>,
+  ): Promise<void> {
+    this.refuseIfUnusable();
+    checkSubmission(batch, span, confirm);
+    const envelope = encodeRawBatch(this.options.cluster, batch);
+    let payloadBytes = 0;
+    for (const r of batch.records) {
+      payloadBytes += (r.key?.byteLength ?? 0) + r.value.byteLength;
+      for (const [k, v] of Object.entries(r.headers))
+        payloadBytes += Buffer.byteLength(k, 'utf8') + v.byteLength;
+    }
+    await this.lane.accept({
+      span: batch.span,
+      envelope,
+      confirm,
+      records: batch.records.length,
+      bytes: rawBatchBytes(envelope),
+      payloadBytes,
+      submittedAt: Date.now(),
+    });
+  }
+
+  /** Resolves once every batch accepted before the call is confirmed; rejects once the sink failed. */
+  flush(): Promise<void> {
+    return this.lane.flush();
+  }
+
+  /** Refuses further submits at once, flushes, stops the writer. Idempotent. */
+  close(): Promise<void> {
+    this.closed = true;
+    this.closing ??= (async () => {
+      try {
+        await this.lane.flush();
+      } finally {
+        await this.lane.end();
+      }
+    })();
+    return this.closing;
+  }
+
+  /**
+   * Every durable record of the span's partition in `[start, end)`, ascending,
+   * each offset once, in batches of at most `readChunkRecords` records whose
+   * spans tile raw's durable runs (span-reader.ts). Only segments whose
+   * batches overlap the span are opened; a damaged one, or two copies of an
+   * offset with different record ids, fails the read with the file named.
+   */
+  async *read(
+    span: OffsetSpan,
+    signal?: AbortSignal,
+  ): AsyncGenerator<SourceBatch, void, undefined> {
+    const s = offsetSpan(span.topic, span.partition, span.start, span.end);
+    signal?.throwIfAborted();
+    yield* readSpan(s, {
+      dir: this.options.dir,
+      batches: this.index.overlapping(s),
+      runs: this.index.runs(s, s.start, s.end),
+      load: async (segment) => {
+        const path = join(this.options.dir, segment.file);
+        return decodeSegment(await this.options.fs.readFile(path), path);
+      },
+      chunkRecords: this.options.readChunkRecords,
+      signal,
+    });
+  }
+
+  /** The merged offset runs raw durably holds for `partition`, ascending. */
+  durableSpans(partition: SourcePartition): OffsetSpan[] {
+    return this.index.runs(partition);
+  }
+
+  /** Every partition raw holds, with its durable runs. */
+  coverage(): PartitionCoverage[] {
+    return this.index.partitions().map((partition) => ({
+      partition,
+      spans: this.index.runs(partition),
+    }));
+  }
+
+  /** The partitions raw holds any batch of, sorted by topic then partition. */
+  partitions(): SourcePartition[] {
+    return this.index.partitions();
+  }
+
+  /** The durable segments in write order, with the batches each holds. */
+  segments(): SegmentSummary[] {
+    return this.index.segments().map((s) => ({
+      file: s.file,
+      bytes: s.bytes,
+      batches: s.batches.map((b) => ({ span: b.span, records: b.records })),
+    }));
+  }
+
+  stats(): RawSinkStats {
+    const c = this.lane.counts;
+    const queued = this.lane.queued;
+    return {
+      ...c,
+      bursts: c.segmentsWritten,
+      coalesce: c.segmentsWritten === 0 ? 0 : c.batchesWritten / c.segmentsWritten,
+      segmentsIndexed: this.index.segments().length,
+      queuedBatches: queued.items,
+      queuedBytes: queued.bytes,
+    };
+  }
+
+  /** The failure that ended the writer, or null while it is healthy. */
+  get failed(): Error | null {
+    return this.lane.failed;
+  }
+
+  private refuseIfUnusable(): void {
+    const failure = this.lane.failed;
+    if (failure !== null) throw failure;
+    if (this.closed) {
+      throw new RawSinkError(
+        'TWG_RAW_CLOSED',
+        `sink "${this.descriptor.id}" is closed; nothing more is accepted`,
+      );
+    }
+  }
+}

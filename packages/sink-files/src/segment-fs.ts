@@ -1,0 +1,69 @@
+import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { dirname } from 'node:path';
+
+/** A file being written: the steps of flush-close durability, one call each. */
+export interface SegmentFile {
+  /** Writes all of `bytes` at the current end of the file. */
+  write(bytes: Uint8Array): Promise<void>;
+  /** fsync: the file's data and metadata are on stable storage when it resolves. */
+  sync(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * The file system as the raw sink uses it: the one seam through which every
+ * byte reaches the disk, so tests inject faults (a failing fsync, a rename
+ * that throws, a slow disk) into a real file system without patching Node.
+ * Paths are absolute.
+ */
+export interface SegmentFs {
+  /** Creates the directory and its missing parents, each made durable in its parent. */
+  ensureDir(dir: string): Promise<void>;
+  /** Names of the entries of `dir`. */
+  list(dir: string): Promise<string[]>;
+  readFile(path: string): Promise<Uint8Array>;
+  /** Creates `path`, failing if it exists. */
+  create(path: string): Promise<SegmentFile>;
+  /** Atomically replaces `to` with `from`. */
+  rename(from: string, to: string): Promise<void>;
+  /** fsync of a directory: the entries created, renamed or removed in it are durable. */
+  syncDir(dir: string): Promise<void>;
+  /** Removes `path`; a missing file is not an error. */
+  remove(path: string): Promise<void>;
+}
+
+/** The real file system, through node:fs/promises. */
+export const nodeSegmentFs: SegmentFs = {
+  async ensureDir(dir) {
+    const first = await mkdir(dir, { recursive: true });
+    if (first === undefined) return;
+    // A new directory exists only once its entry in the parent is durable:
+    // sync every parent from the deepest created directory up to the first.
+    for (let at = dir; ; at = dirname(at)) {
+      await syncDirectory(dirname(at));
+      if (at === first || dirname(at) === at) break;
+    }
+  },
+  list: (dir) => readdir(dir),
+  readFile: async (path) => readFile(path),
+  async create(path) {
+    const handle = await open(path, 'wx');
+    return {
+      write: (bytes) => handle.writeFile(bytes),
+      sync: () => handle.sync(),
+      close: () => handle.close(),
+    };
+  },
+  rename: (from, to) => rename(from, to),
+  syncDir: syncDirectory,
+  remove: (path) => rm(path, { force: true }),
+};
+
+async function syncDirectory(dir: string): Promise<void> {
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}

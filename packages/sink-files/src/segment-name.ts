@@ -1,0 +1,29 @@
+/**
+ * Segment files live flat in the sink's directory. A segment holds one group
+ * commit, which can mix partitions, so its name carries only the write
+ * sequence; what it holds is in its manifest and in the in-memory index.
+ *
+ * - `seg-<16-digit sequence>.arrow`: a durable segment (Arrow IPC file);
+ * - `.seg-<sequence>.<attempt>.tmp`: being written; after a crash it never
+ *   became durable, and nothing was confirmed from it, so open deletes it.
+ */
+const SEGMENT = /^seg-(\d{16})\.arrow$/;
+const TEMP = /^\.seg-\d{16}\.\d+\.tmp$/;
+
+export function segmentName(sequence: number): string {
+  return `seg-${String(sequence).padStart(16, '0')}.arrow`;
+}
+
+export function tempName(sequence: number, attempt: number): string {
+  return `.seg-${String(sequence).padStart(16, '0')}.${attempt}.tmp`;
+}
+
+/** The sequence of a segment file name, or null when the name is not a segment's. */
+export function segmentSequence(name: string): number | null {
+  const match = SEGMENT.exec(name);
+  return match?.[1] === undefined ? null : Number(match[1]);
+}
+
+export function isTempName(name: string): boolean {
+  return TEMP.test(name);
+}

@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import { offsetSpan, recordId, type SourceBatch } from '@thalweg/connector-core';
+import { Field, Int64, makeData, RecordBatch, Schema, Struct } from 'apache-arrow';
+import {
+  RawRows,
+  RawSinkError,
+  decodeRawBatch,
+  encodeRawBatch,
+  rawBatchSpan,
+} from '../src/index.js';
+import { batchOf, CLUSTER, plain, record } from './helpers.js';
+
+function refusal(run: () => unknown): RawSinkError {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof RawSinkError) return error;
+    throw error;
+  }
+  throw new Error('expected a RawSinkError');
+}
+
+describe('raw envelope', () => {
+  it('round-trips keys null and not, empty values, headers and negative timestamps', () => {
+    const headers = Object.fromEntries([
+      ['__proto__', Buffer.from('not a prototype')],
+      ['ünïcode', new Uint8Array([0, 255])],
+      ['empty', new Uint8Array(0)],
+    ]) as Record<string, Uint8Array>;
+    const batch: SourceBatch = {
+      span: offsetSpan('orders', 3, 10, 20),
+      records: [
+        record(10),
+        record(11, { value: new Uint8Array(0), key: null }),
+        record(12, { key: new Uint8Array(0), headers, timestamp: -1 }),
+        record(19, { value: new Uint8Array(70_000).fill(9) }),
+      ],
+    };
+    const envelope = encodeRawBatch(CLUSTER, batch);
+    expect(envelope.numRows).toBe(4);
+    expect(rawBatchSpan(envelope)).toEqual(batch.span);
+    const decoded = decodeRawBatch(envelope);
+    expect(plain(decoded)).toEqual(plain(batch.records));
+    expect(Object.keys(decoded[2]!.headers)).toEqual(['__proto__', 'ünïcode', 'empty']);
+    expect(Object.getPrototypeOf(decoded[2]!.headers)).toBe(Object.prototype);
+  });
+
+  it('stores connector-core record ids over cluster/topic/partition/offset/value', () => {
+    const batch = batchOf('orders', 2, 100, 105);
+    const rows = RawRows.of(encodeRawBatch(CLUSTER, batch));
+    batch.records.forEach((r, i) => {
+      const expected = recordId({
+        cluster: CLUSTER,
+        topic: 'orders',
+        partition: 2,
+        offset: r.offset,
+        payload: r.value,
+      });
+      expect(Buffer.from(rows.recordId(i)).equals(expected)).toBe(true);
+    });
+  });
+
+  it('encodes a batch with no records (a span of compacted offsets)', () => {
+    const envelope = encodeRawBatch(CLUSTER, { span: offsetSpan('t', 0, 5, 9), records: [] });
+    expect(envelope.numRows).toBe(0);
+    expect(decodeRawBatch(envelope)).toEqual([]);
+  });
+
+  it('refuses records it cannot store losslessly, naming the field and offset', () => {
+    const span = offsetSpan('t', 0, 0, 10);
+    const fractional = refusal(() =>
+      encodeRawBatch(CLUSTER, { span, records: [record(0), record(1, { timestamp: 1.5 })] }),
+    );
+    expect(fractional.code).toBe('TWG_RAW_BATCH_INVALID');
+    expect(fractional.offset).toBe(1);
+    expect(fractional.field).toBe('batch.records[1].timestamp');
+
+    const surrogate = refusal(() =>
+      encodeRawBatch(CLUSTER, {
+        span,
+        records: [record(4, { headers: { ['bad\ud800']: new Uint8Array(1) } })],
+      }),
+    );
+    expect(surrogate.offset).toBe(4);
+    expect(surrogate.message).toContain('lone surrogate');
+
+    const notBytes = refusal(() =>
+      encodeRawBatch(CLUSTER, {
+        span,
+        records: [record(2, { value: 'text' as unknown as Uint8Array })],
+      }),
+    );
+    expect(notBytes.field).toBe('batch.records[0].value');
+  });
+
+  it('refuses to decode a batch that is not a raw envelope', () => {
+    const schema = new Schema([new Field('offset', new Int64(), false)]);
+    const child = makeData({ type: new Int64(), length: 1, data: new BigInt64Array([1n]) });
+    const foreign = new RecordBatch(
+      schema,
+      makeData({ type: new Struct(schema.fields), length: 1, children: [child] }),
+    );
+    const error = refusal(() => decodeRawBatch(foreign, '/x/seg.arrow'));
+    expect(error.code).toBe('TWG_RAW_SEGMENT_CORRUPT');
+    expect(error.message).toContain('/x/seg.arrow');
+    expect(error.message).toContain('is not the raw envelope');
+  });
+});

@@ -1,0 +1,395 @@
+import { basename } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import {
+  assertPrimaryRaw,
+  derivedCoverage,
+  NO_CONFIRM,
+  offsetSpan,
+  rawAnchor,
+  recordId,
+  sinkId,
+  type SourceBatch,
+} from '@thalweg/connector-core';
+import { RawRows, RawSinkError, decodeSegment } from '../src/index.js';
+import { readFile, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import {
+  anchor,
+  batchOf,
+  CLUSTER,
+  FaultyFs,
+  openSink,
+  plain,
+  readAll,
+  record,
+  recordingTarget,
+  settled,
+  tempDir,
+} from './helpers.js';
+
+describe('RawSegmentSink', () => {
+  it('describes itself as a durable, readable primary raw', async () => {
+    const sink = await openSink(await tempDir());
+    expect(sink.descriptor).toEqual({
+      id: 'raw',
+      kind: 'raw-segments',
+      durability: { kind: 'flush-close' },
+      recovery: { kind: 'readable' },
+    });
+    expect(() => assertPrimaryRaw(sink.descriptor)).not.toThrow();
+    await sink.close();
+  });
+
+  it('confirms in submission order with flush-close receipts and reads back what was submitted', async () => {
+    const dir = await tempDir();
+    const target = recordingTarget();
+    const sink = await openSink(dir, { confirm: target });
+    const batches = [
+      batchOf('orders', 0, 0, 5),
+      batchOf('orders', 1, 0, 3),
+      batchOf('orders', 0, 5, 9),
+      batchOf('payments', 0, 100, 102),
+      batchOf('orders', 1, 3, 4),
+    ];
+    for (const b of batches) await sink.submit(b, b.span, anchor(b));
+    await sink.flush();
+
+    expect(target.applied.map((a) => a.confirm)).toEqual(batches.map((b) => rawAnchor(b.span)));
+    for (const [i, { receipt }] of target.applied.entries()) {
+      const b = batches[i]!;
+      expect(receipt).toMatchObject({
+        sink: 'raw',
+        span: b.span,
+        durability: 'flush-close',
+        records: b.records.length,
+      });
+      expect(receipt.bytes).toBeGreaterThan(0);
+      expect(receipt.confirmedAt).toBeGreaterThanOrEqual(receipt.submittedAt);
+    }
+    const orders0 = await readAll(sink, 'orders', 0);
+    expect(plain(orders0.records)).toEqual(plain([...batches[0]!.records, ...batches[2]!.records]));
+    expect(orders0.batches.map((b) => b.span)).toEqual([offsetSpan('orders', 0, 0, 9)]);
+    const orders1 = await readAll(sink, 'orders', 1);
+    expect(plain(orders1.records)).toEqual(plain([...batches[1]!.records, ...batches[4]!.records]));
+    expect(plain((await readAll(sink, 'payments', 0)).records)).toEqual(plain(batches[3]!.records));
+    expect(sink.partitions()).toEqual([
+      { topic: 'orders', partition: 0 },
+      { topic: 'orders', partition: 1 },
+      { topic: 'payments', partition: 0 },
+    ]);
+    await sink.close();
+  });
+
+  it('stores the record id connector-core computes for each record', async () => {
+    const dir = await tempDir();
+    const sink = await openSink(dir);
+    const b = batchOf('orders', 4, 50, 60);
+    await sink.submit(b, b.span, anchor(b));
+    await sink.close();
+    const [file] = (await readdir(dir)).filter((n) => n.endsWith('.arrow'));
+    const segment = decodeSegment(await readFile(join(dir, file!)), file!);
+    const rows: RawRows = segment.batches[0]!.rows;
+    b.records.forEach((r, i) => {
+      const id = recordId({
+        cluster: CLUSTER,
+        topic: 'orders',
+        partition: 4,
+        offset: r.offset,
+        payload: r.value,
+      });
+      expect(Buffer.from(rows.recordId(i)).equals(id)).toBe(true);
+    });
+  });
+
+  it('reads a window: only offsets inside it, chunked into spans that tile the durable runs', async () => {
+    const sink = await openSink(await tempDir(), { readChunkRecords: 4 });
+    // Offsets 0..9 and 20..29 with holes the source accounted for (compaction).
+    const sparse: SourceBatch = {
+      span: offsetSpan('t', 0, 0, 10),
+      records: [0, 1, 2, 5, 6, 9].map((o) => record(o)),
+    };
+    const dense = batchOf('t', 0, 20, 30);
+    const empty: SourceBatch = { span: offsetSpan('t', 0, 40, 45), records: [] };
+    for (const b of [sparse, dense, empty]) await sink.submit(b, b.span, anchor(b));
+    await sink.flush();
+
+    expect(sink.durableSpans({ topic: 't', partition: 0 })).toEqual([
+      offsetSpan('t', 0, 0, 10),
+      offsetSpan('t', 0, 20, 30),
+      offsetSpan('t', 0, 40, 45),
+    ]);
+    const all = await readAll(sink, 't', 0);
+    expect(all.records.map((r) => r.offset)).toEqual([
+      0,
+      1,
+      2,
+      5,
+      6,
+      9,
+      ...Array.from({ length: 10 }, (_, i) => 20 + i),
+    ]);
+    expect(all.batches.map((b) => [b.span.start, b.span.end, b.records.length])).toEqual([
+      [0, 6, 4],
+      [6, 10, 2],
+      [20, 24, 4],
+      [24, 28, 4],
+      [28, 30, 2],
+      [40, 45, 0],
+    ]);
+    for (const b of all.batches) {
+      for (const r of b.records) {
+        expect(r.offset).toBeGreaterThanOrEqual(b.span.start);
+        expect(r.offset).toBeLessThan(b.span.end);
+      }
+    }
+    const window = await readAll(sink, 't', 0, 2, 23);
+    expect(window.records.map((r) => r.offset)).toEqual([2, 5, 6, 9, 20, 21, 22]);
+    expect(window.batches.map((b) => [b.span.start, b.span.end])).toEqual([
+      [2, 10],
+      [20, 23],
+    ]);
+    expect((await readAll(sink, 't', 0, 10, 20)).batches).toEqual([]);
+    expect((await readAll(sink, 'absent', 0)).batches).toEqual([]);
+    await sink.close();
+  });
+
+  it('opens only the segments whose batches overlap the span read', async () => {
+    const fs = new FaultyFs();
+    const sink = await openSink(await tempDir(), { fs });
+    const batches = [
+      batchOf('t', 0, 0, 10),
+      batchOf('t', 1, 0, 10),
+      batchOf('t', 0, 10, 20),
+      batchOf('t', 0, 20, 30),
+    ];
+    for (const b of batches) {
+      await sink.submit(b, b.span, anchor(b));
+      await sink.flush(); // one segment each
+    }
+    const files = sink.segments().map((s) => s.file);
+    expect(files).toHaveLength(4);
+    fs.log.length = 0;
+    expect((await readAll(sink, 't', 0, 12, 15)).records.map((r) => r.offset)).toEqual([
+      12, 13, 14,
+    ]);
+    expect(fs.log.filter((l) => l.startsWith('readFile'))).toEqual([`readFile ${files[2]!}`]);
+    fs.log.length = 0;
+    await readAll(sink, 't', 0, 5, 25);
+    expect(fs.log.filter((l) => l.startsWith('readFile'))).toEqual([
+      `readFile ${files[0]!}`,
+      `readFile ${files[2]!}`,
+      `readFile ${files[3]!}`,
+    ]);
+    await sink.close();
+  });
+
+  it('stops reading when the signal aborts', async () => {
+    const sink = await openSink(await tempDir(), { readChunkRecords: 2 });
+    const b = batchOf('t', 0, 0, 10);
+    await sink.submit(b, b.span, anchor(b));
+    await sink.flush();
+    const controller = new AbortController();
+    const seen: number[] = [];
+    await expect(
+      (async () => {
+        for await (const chunk of sink.read(b.span, controller.signal)) {
+          seen.push(chunk.records.length);
+          controller.abort(new Error('stop'));
+        }
+      })(),
+    ).rejects.toThrow('stop');
+    expect(seen).toEqual([2]);
+    await sink.close();
+  });
+
+  it('never confirms a batch before its segment is fsynced, renamed and its directory fsynced', async () => {
+    const log: string[] = [];
+    const fs = new FaultyFs(log);
+    const sink = await openSink(await tempDir(), { fs, confirm: recordingTarget(log) });
+    const release = fs.hold('sync');
+    const batches = Array.from({ length: 6 }, (_, i) => batchOf('t', i % 2, i * 10, i * 10 + 10));
+    for (const b of batches) await sink.submit(b, b.span, anchor(b));
+    expect(log.filter((l) => l.startsWith('apply'))).toEqual([]);
+    release();
+    await sink.flush();
+
+    const segments = sink.segments();
+    expect(segments.length).toBeGreaterThanOrEqual(2);
+    for (const segment of segments) {
+      const renamed = log.findIndex(
+        (l) => l.startsWith('rename') && l.endsWith(`-> ${segment.file}`),
+      );
+      const temp = /^rename (\S+) ->/.exec(log[renamed]!)![1]!;
+      const synced = log.indexOf(`sync ${temp}`);
+      const closed = log.indexOf(`close ${temp}`);
+      const dirSynced = log.findIndex((l, i) => i > renamed && l.startsWith('syncDir'));
+      expect(synced).toBeGreaterThan(log.indexOf(`write ${temp}`));
+      expect(closed).toBeGreaterThan(synced);
+      expect(renamed).toBeGreaterThan(closed);
+      expect(dirSynced).toBeGreaterThan(renamed);
+      for (const b of segment.batches) {
+        const applied = log.indexOf(`apply ${b.span.topic}/${b.span.partition}@${b.span.start}`);
+        expect(applied).toBeGreaterThan(dirSynced);
+      }
+    }
+    await sink.close();
+  });
+
+  it('refuses a batch whose span or offsets are wrong, naming the offset, and writes nothing', async () => {
+    const dir = await tempDir();
+    const target = recordingTarget();
+    const sink = await openSink(dir, { confirm: target });
+    const span = offsetSpan('t', 0, 10, 20);
+    const cases: { batch: SourceBatch; submitted?: typeof span; field: string; offset?: number }[] =
+      [
+        {
+          batch: { span, records: [record(10), record(20)] },
+          field: 'batch.records[1].offset',
+          offset: 20,
+        },
+        { batch: { span, records: [record(9)] }, field: 'batch.records[0].offset', offset: 9 },
+        {
+          batch: { span, records: [record(12), record(11)] },
+          field: 'batch.records[1].offset',
+          offset: 11,
+        },
+        {
+          batch: { span, records: [record(12), record(12)] },
+          field: 'batch.records[1].offset',
+          offset: 12,
+        },
+        {
+          batch: { span, records: [record(12)] },
+          submitted: offsetSpan('t', 1, 10, 20),
+          field: 'span',
+        },
+        {
+          batch: { span, records: [record(12)] },
+          submitted: offsetSpan('u', 0, 10, 20),
+          field: 'span',
+        },
+        {
+          batch: { span, records: [record(12)] },
+          submitted: offsetSpan('t', 0, 10, 15),
+          field: 'span',
+        },
+        {
+          batch: { span: { topic: 't', partition: 0, start: 5, end: 5 }, records: [] },
+          field: 'span.end',
+        },
+      ];
+    for (const c of cases) {
+      const submitted = c.submitted ?? c.batch.span;
+      const error = await sink.submit(c.batch, submitted, NO_CONFIRM).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(error, c.field).toBeInstanceOf(RawSinkError);
+      const e = error as RawSinkError;
+      expect(e.code).toBe('TWG_RAW_BATCH_INVALID');
+      expect(e.field).toBe(c.field);
+      expect(e.offset).toBe(c.offset);
+      if (c.offset !== undefined) expect(e.message).toContain(`offset ${c.offset}`);
+    }
+    // A raw anchor for another span would move the position past what raw holds.
+    const b = batchOf('t', 0, 0, 5);
+    await expect(sink.submit(b, b.span, rawAnchor(offsetSpan('t', 0, 0, 6)))).rejects.toThrow(
+      /confirm\.span/,
+    );
+    await sink.flush();
+    expect(sink.segments()).toEqual([]);
+    expect(target.applied).toEqual([]);
+    expect(await readdir(dir)).toEqual([]);
+    await sink.close();
+  });
+
+  it('makes submit wait while the queue is full, until the writer drains it (backpressure)', async () => {
+    const fs = new FaultyFs();
+    const sink = await openSink(await tempDir(), { fs, maxQueuedBatches: 1 });
+    const release = fs.hold('sync');
+    const b = (i: number) => batchOf('t', 0, i * 10, i * 10 + 10);
+    await sink.submit(b(0), b(0).span, anchor(b(0))); // taken by the writer, held at fsync
+    await settled(Promise.resolve());
+    await sink.submit(b(1), b(1).span, anchor(b(1))); // fills the queue
+    const third = sink.submit(b(2), b(2).span, anchor(b(2)));
+    expect(await settled(third)).toBe(false);
+    expect(sink.stats().queuedBatches).toBe(1);
+    release();
+    await third;
+    await sink.flush();
+    expect((await readAll(sink, 't', 0)).records).toHaveLength(30);
+    await sink.close();
+  });
+
+  it('bounds the queue by bytes too, admitting an oversized batch alone', async () => {
+    const fs = new FaultyFs();
+    const sink = await openSink(await tempDir(), { fs, maxQueuedBytes: 1 });
+    const release = fs.hold('sync');
+    const b = (i: number) => batchOf('t', 0, i * 10, i * 10 + 10);
+    await sink.submit(b(0), b(0).span, anchor(b(0)));
+    await settled(Promise.resolve());
+    await sink.submit(b(1), b(1).span, anchor(b(1)));
+    const third = sink.submit(b(2), b(2).span, anchor(b(2)));
+    expect(await settled(third)).toBe(false);
+    release();
+    await third;
+    await sink.close();
+  });
+
+  it('group-commits: many quick submits land in fewer segments than batches', async () => {
+    const fs = new FaultyFs();
+    const target = recordingTarget();
+    const sink = await openSink(await tempDir(), { fs, confirm: target });
+    const release = fs.hold('sync');
+    const batches = Array.from({ length: 40 }, (_, i) => batchOf('t', i % 3, i * 10, i * 10 + 10));
+    for (const b of batches) await sink.submit(b, b.span, anchor(b));
+    release();
+    await sink.flush();
+    const stats = sink.stats();
+    expect(stats.batchesWritten).toBe(40);
+    expect(stats.segmentsWritten).toBe(2);
+    expect(stats.coalesce).toBe(20);
+    expect(stats.maxBatchesPerBurst).toBe(39);
+    expect(stats.bursts).toBe(2);
+    expect(target.applied.map((a) => a.receipt.span)).toEqual(batches.map((b) => b.span));
+    await sink.close();
+  });
+
+  it('splits a burst at the segment bounds', async () => {
+    const fs = new FaultyFs();
+    const sink = await openSink(await tempDir(), { fs, maxBatchesPerSegment: 4 });
+    const release = fs.hold('sync');
+    const batches = Array.from({ length: 13 }, (_, i) => batchOf('t', 0, i * 10, i * 10 + 10));
+    for (const b of batches) await sink.submit(b, b.span, anchor(b));
+    release();
+    await sink.flush();
+    expect(sink.segments().map((s) => s.batches.length)).toEqual([1, 4, 4, 4]);
+    await sink.close();
+  });
+
+  it('close flushes, refuses later submits and is idempotent', async () => {
+    const target = recordingTarget();
+    const sink = await openSink(await tempDir(), { confirm: target });
+    const b = batchOf('t', 0, 0, 3);
+    await sink.submit(b, b.span, anchor(b));
+    const closing = sink.close();
+    expect(sink.close()).toBe(closing);
+    await closing;
+    expect(target.applied).toHaveLength(1);
+    const error = await sink.submit(b, b.span, anchor(b)).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RawSinkError);
+    expect((error as RawSinkError).code).toBe('TWG_RAW_CLOSED');
+    await sink.close();
+  });
+
+  it('accepts only primary-raw confirmations (compile-time lane check)', async () => {
+    const sink = await openSink(await tempDir());
+    const b = batchOf('t', 0, 0, 1);
+    // @ts-expect-error a secondary's coverage token cannot ride the primary-raw lane
+    const wrongLane = () => sink.submit(b, b.span, derivedCoverage(sinkId('pg'), b.span));
+    expect(typeof wrongLane).toBe('function');
+    await sink.submit(b, b.span, NO_CONFIRM);
+    await sink.close();
+    expect(basename(sink.segments()[0]!.file)).toMatch(/^seg-\d{16}\.arrow$/);
+  });
+});
