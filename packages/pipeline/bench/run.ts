@@ -1,1 +1,2 @@
-export {};
+// `pnpm --filter @thalweg/pipeline bench`: one JSON object per line.
+await import('./secondary-isolation.bench.js');

@@ -1,0 +1,103 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sinkId } from '@thalweg/connector-core';
+import { InMemoryCoverage } from '@thalweg/offset-store';
+import { RawSegmentSink } from '@thalweg/sink-files';
+import { FakeTransportFactory, ZerobusSink } from '@thalweg/sink-zerobus';
+import { BatchBuilder, BatchSchema, column, jsonRecordsToBatch } from '@thalweg/stream-arrow';
+import type { RecordBatch } from 'apache-arrow';
+import { Pipeline, secondary } from '@thalweg/pipeline';
+import { BenchSource, emit, median } from './bench-source.js';
+
+/**
+ * Raw throughput with a healthy secondary and with one that never
+ * acknowledges (its lane fills and sheds to gaps). A stalled secondary must
+ * not slow raw: stalled over healthy at least 0.9. It usually comes out
+ * above 1, because a healthy secondary shares the CPU (derivation, Arrow
+ * encoding) while a stalled one's lane sheds without deriving; the raw-only
+ * line shows that CPU cost.
+ */
+const RECORDS = 120_000;
+const PARTITIONS = 4;
+const RECORD_BYTES = 256;
+const ROUNDS = 3;
+
+const builder = new BatchBuilder(
+  BatchSchema.define({
+    fields: [
+      { name: 'p', type: column.int32, nullable: false },
+      { name: 'o', type: column.int64, nullable: false },
+      { name: 'pad', type: column.utf8, nullable: false },
+    ],
+    recordId: 'hex',
+  }),
+);
+
+async function run(secondaryMode: 'none' | 'healthy' | 'stalled'): Promise<number> {
+  const dir = await mkdtemp(join(tmpdir(), 'twg-bench-iso-'));
+  const source = new BenchSource(PARTITIONS, RECORDS / PARTITIONS, 500, RECORD_BYTES);
+  const quiet = (): void => undefined;
+  const factory = new FakeTransportFactory(
+    secondaryMode === 'stalled' ? { ackLatencyMs: 'manual', maxInflight: 4 } : { ackLatencyMs: 5 },
+  );
+  try {
+    const pipeline = await Pipeline.open({
+      source,
+      coverage: new InMemoryCoverage({ sinks: [sinkId('raw'), sinkId('zb')] }),
+      log: quiet,
+      config: { shutdown: { secondaryDrainMs: 0 } },
+      primaryRaw: (confirm) =>
+        RawSegmentSink.open({ id: sinkId('raw'), dir, cluster: 'bench', confirm, log: quiet }),
+      secondaries:
+        secondaryMode === 'none'
+          ? []
+          : [
+              secondary<RecordBatch>({
+                open: (target) =>
+                  new ZerobusSink<'secondary'>({
+                    id: sinkId('zb'),
+                    config: { table: 'main.bench.events', streams: 2 },
+                    fields: [
+                      { name: 'p', type: 'int32', nullable: false },
+                      { name: 'o', type: 'int64', nullable: false },
+                      { name: 'pad', type: 'utf8', nullable: false },
+                      { name: '_twg_record_id', type: 'utf8', nullable: false },
+                    ],
+                    factory,
+                    target,
+                    log: quiet,
+                  }),
+                derive: (batch) => {
+                  const out = jsonRecordsToBatch(builder, 'bench', batch);
+                  return { batch: out.batch, quarantined: out.refused };
+                },
+              }),
+            ],
+    });
+    const started = performance.now();
+    const stats = await pipeline.run();
+    const seconds = (performance.now() - started) / 1000;
+    return stats.raw.durableRecords / seconds;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+const samples = { none: [] as number[], healthy: [] as number[], stalled: [] as number[] };
+await run('healthy'); // warm-up
+for (let i = 0; i < ROUNDS; i++) {
+  for (const mode of ['none', 'healthy', 'stalled'] as const) samples[mode].push(await run(mode));
+}
+const healthy = median(samples.healthy);
+const stalled = median(samples.stalled);
+emit({
+  bench: 'secondary-isolation',
+  records: RECORDS,
+  record_bytes: RECORD_BYTES,
+  raw_only_rec_s: Math.round(median(samples.none)),
+  healthy_secondary_rec_s: Math.round(healthy),
+  stalled_secondary_rec_s: Math.round(stalled),
+  ratio: Number((stalled / healthy).toFixed(3)),
+  target_ratio: 0.9,
+});
