@@ -1,1 +1,17 @@
-export {};
+export * from './errors.js';
+export * from './table-spec.js';
+export * from './pg-batch.js';
+export type { StatementShape } from './insert-plan.js';
+export type { RetryPolicy } from './backoff.js';
+export * from './classify-error.js';
+export { ensureTable, createTableSql } from './ensure-table.js';
+export type {
+  PoisonPolicy,
+  PostgresSinkHooks,
+  PostgresSinkOptions,
+  ResolvedOptions,
+  TransactionProbe,
+  TransactionalCoverage,
+} from './sink-options.js';
+export type { PostgresSinkStats } from './sink-stats.js';
+export * from './postgres-sink.js';
