@@ -1,0 +1,229 @@
+import {
+  DateUnit,
+  Precision,
+  Type,
+  type Data,
+  type DataType,
+  type Field,
+  type Schema,
+} from 'apache-arrow';
+import { FileSourceError } from './errors.js';
+import { isoDate, isoTimestamp, timestampMillis } from './iso-time.js';
+
+/**
+ * An Arrow row as a record value: a JSON object, one key per column in
+ * schema order, UTF-8. JSON because a record from an NDJSON file and one
+ * from an Arrow file then decode the same way downstream, and because a
+ * value must stand alone (a row's own IPC bytes would repeat the schema in
+ * every record). The mapping is lossless for every type it accepts:
+ *
+ * | Arrow type                          | JSON                                           |
+ * | ----------------------------------- | ---------------------------------------------- |
+ * | any null value, `null` type         | `null`                                         |
+ * | bool                                | `true` / `false`                               |
+ * | int8/16/32, uint8/16/32             | number                                         |
+ * | int64, uint64                       | string of decimal digits (exact beyond 2^53)   |
+ * | float32, float64                    | number, shortest round-trip form; `-0` kept;   |
+ * |                                     | NaN, ±Infinity as "NaN", "Infinity", "-Infinity" |
+ * | utf8                                | string                                         |
+ * | binary                              | string, standard base64 with padding           |
+ * | date32 (days)                       | "YYYY-MM-DD"                                   |
+ * | timestamp (s, ms, us, ns)           | "YYYY-MM-DDTHH:MM:SS[.fff…]", exactly the      |
+ * |                                     | unit's digits; `Z` if the type has a time zone |
+ *
+ * Refused, naming the column: float16, date64, decimals, times, durations,
+ * intervals, large and view types, fixed-size binary, nested types
+ * (list, struct, map, union) and dictionaries; also two columns of one name,
+ * which one JSON object cannot hold. These are the types stream-arrow's
+ * decoded-batch check validates in full; a type it cannot check is not read.
+ */
+export interface RowPlan {
+  /** Binds the plan to one batch's columns; the result renders a row as JSON text. */
+  bind(columns: readonly Data[]): (row: number) => string;
+}
+
+type ColumnRender = (data: Data) => (row: number) => string;
+
+export function planRows(file: string, schema: Schema): RowPlan {
+  const names = new Set<string>();
+  const fields: readonly Field<DataType>[] = schema.fields;
+  const columns = fields.map((field) => {
+    if (names.has(field.name)) {
+      unsupported(file, field.name, 'a second column of this name: a JSON object holds one');
+    }
+    names.add(field.name);
+    return {
+      key: `${JSON.stringify(field.name)}:`,
+      render: renderOf(file, field.name, field.type),
+    };
+  });
+  return {
+    bind(datas) {
+      const bound = columns.map((c, i) => {
+        const data = datas[i];
+        if (data === undefined) throw new Error(`column ${i} is missing from the batch`);
+        return { key: c.key, value: c.render(data), valid: validity(data) };
+      });
+      return (row) => {
+        let json = '{';
+        for (let i = 0; i < bound.length; i++) {
+          const c = bound[i];
+          if (c === undefined) continue;
+          if (i > 0) json += ',';
+          json += c.key;
+          json += c.valid(row) ? c.value(row) : 'null';
+        }
+        return json + '}';
+      };
+    },
+  };
+}
+
+function renderOf(file: string, column: string, type: DataType): ColumnRender {
+  switch (type.typeId) {
+    case Type.Null:
+      return () => () => 'null';
+    case Type.Bool:
+      return (data) => {
+        const bits = data.values as Uint8Array;
+        return (row) => {
+          const bit = data.offset + row;
+          return ((bits[bit >> 3] ?? 0) >> (bit & 7)) & 1 ? 'true' : 'false';
+        };
+      };
+    case Type.Int: {
+      const wide = (type as DataType<Type.Int> & { bitWidth: number }).bitWidth === 64;
+      return (data) => {
+        const values = data.values as ArrayLike<number | bigint>;
+        return wide ? (row) => `"${String(values[row])}"` : (row) => String(values[row]);
+      };
+    }
+    case Type.Float: {
+      if ((type as DataType<Type.Float> & { precision: Precision }).precision === Precision.HALF) {
+        return unsupported(file, column, `type ${describe(type)} (float16) is not read`);
+      }
+      return (data) => {
+        const values = data.values as Float32Array | Float64Array;
+        return (row) => float(values[row] ?? Number.NaN);
+      };
+    }
+    case Type.Utf8:
+      return (data) => {
+        const { text, offsets } = varBytes(data);
+        return (row) => JSON.stringify(text.toString('utf8', offsets[row], offsets[row + 1]));
+      };
+    case Type.Binary:
+      return (data) => {
+        const { text, offsets } = varBytes(data);
+        return (row) => `"${text.toString('base64', offsets[row], offsets[row + 1])}"`;
+      };
+    case Type.Date: {
+      if ((type as DataType<Type.Date> & { unit: DateUnit }).unit !== DateUnit.DAY) {
+        return unsupported(file, column, `type ${describe(type)} (date64) is not read`);
+      }
+      return (data) => {
+        const values = data.values as Int32Array;
+        return (row) => `"${isoDate(values[row] ?? 0)}"`;
+      };
+    }
+    case Type.Timestamp: {
+      const t = type as DataType<Type.Timestamp> & { unit: number; timezone?: string | null };
+      // apache-arrow leaves the zone undefined, null or '' when there is none.
+      const zoned = typeof t.timezone === 'string' && t.timezone.length > 0;
+      return (data) => {
+        const values = data.values as BigInt64Array;
+        return (row) => `"${isoTimestamp(values[row] ?? 0n, t.unit, zoned)}"`;
+      };
+    }
+    default:
+      return unsupported(
+        file,
+        column,
+        `type ${describe(type)} is not read (see row-json.ts for the types that are)`,
+      );
+  }
+}
+
+/** Binds to one batch (at byte `at` of the file); the result is a row's time in ms, or null. */
+export type TimestampPlan = (
+  columns: readonly Data[],
+  at: number,
+) => (row: number) => number | null;
+
+/**
+ * The record timestamp from a column: milliseconds since the epoch, or null
+ * where the row holds null (the source then uses the file's time).
+ */
+export function planTimestamp(file: string, schema: Schema, column: string): TimestampPlan {
+  const index = schema.fields.findIndex((f) => f.name === column);
+  const field = schema.fields[index];
+  if (field === undefined)
+    unsupported(file, column, 'timestampColumn is not a column of this file');
+  const type = field.type as DataType & { unit?: number };
+  const isTimestamp = type.typeId === Type.Timestamp;
+  if (!isTimestamp && !(type.typeId === Type.Date && type.unit === DateUnit.DAY)) {
+    unsupported(
+      file,
+      column,
+      `timestampColumn has type ${describe(type)}, not a timestamp or date32`,
+    );
+  }
+  return (datas, at) => {
+    const data = datas[index];
+    if (data === undefined) throw new Error(`column ${index} is missing from the batch`);
+    const valid = validity(data);
+    return (row) => {
+      if (!valid(row)) return null;
+      const ms = isTimestamp
+        ? timestampMillis((data.values as BigInt64Array)[row] ?? 0n, type.unit ?? 0)
+        : BigInt((data.values as Int32Array)[row] ?? 0) * 86_400_000n;
+      if (ms < -MAX_MS || ms > MAX_MS) {
+        throw new FileSourceError(
+          'TWG_FILE_IPC_UNSUPPORTED',
+          `row ${row} of the batch holds a time ${ms} ms from the epoch, outside what a record timestamp holds`,
+          { file, position: at, field: `column ${JSON.stringify(column)}` },
+        );
+      }
+      return Number(ms);
+    };
+  };
+}
+
+/** The range of a JavaScript Date, which is what a record timestamp is read as. */
+const MAX_MS = 8_640_000_000_000_000n;
+
+function validity(data: Data): (row: number) => boolean {
+  if (data.typeId === Type.Null) return () => false;
+  const bitmap = data.nullBitmap as Uint8Array | undefined;
+  if (data.nullCount === 0 || bitmap === undefined) return () => true;
+  const offset = data.offset;
+  return (row) => {
+    const bit = offset + row;
+    return (((bitmap[bit >> 3] ?? 0) >> (bit & 7)) & 1) === 1;
+  };
+}
+
+function varBytes(data: Data): { text: Buffer; offsets: Int32Array } {
+  const values = data.values as Uint8Array;
+  return {
+    text: Buffer.from(values.buffer, values.byteOffset, values.byteLength),
+    offsets: data.valueOffsets as Int32Array,
+  };
+}
+
+function float(v: number): string {
+  if (Number.isFinite(v)) return Object.is(v, -0) ? '-0' : String(v);
+  return Number.isNaN(v) ? '"NaN"' : v > 0 ? '"Infinity"' : '"-Infinity"';
+}
+
+function unsupported(file: string, column: string, reason: string): never {
+  throw new FileSourceError('TWG_FILE_IPC_UNSUPPORTED', reason, {
+    file,
+    field: `column ${JSON.stringify(column)}`,
+  });
+}
+
+/** Every concrete DataType renders itself (`Timestamp<MICROSECOND, UTC>`); the base class declares no toString. */
+function describe(type: DataType): string {
+  return (type as DataType & { toString(): string }).toString();
+}
