@@ -1,1 +1,23 @@
-export {};
+export * from './errors.js';
+export { kafkaSource } from './kafka-source.js';
+export { KafkaGroupSource, type KafkaGroupStats } from './kafka-group-source.js';
+export { KafkaAssignedSource, type KafkaAssignedStats } from './kafka-assigned-source.js';
+export type { KafkaReadStats } from './kafka-reader.js';
+export type {
+  CommitOutcome,
+  CommitStats,
+  DroppedCommit,
+  DroppedCommitReason,
+} from './commit-gate.js';
+export {
+  parseKafkaSourceOptions,
+  type KafkaAssignedOptions,
+  type KafkaAssignedSettings,
+  type KafkaGroupOptions,
+  type KafkaGroupSettings,
+  type KafkaSourceOptions,
+  type KafkaSourceSettings,
+} from './options.js';
+export { TOMBSTONE_HEADER } from './to-source-batch.js';
+export type * from './consumer-port.js';
+export { kafkajsConsumer } from './kafkajs-consumer.js';

@@ -1,0 +1,68 @@
+import { ThalwegError, type ErrorClass, type SourcePartition } from '@thalweg/connector-core';
+
+export const KAFKA_SOURCE_ERROR_CODES = [
+  'TWG_KAFKA_OFFSET_UNSAFE',
+  'TWG_KAFKA_HEADER_CONFLICT',
+  'TWG_KAFKA_CURSOR_INVALID',
+  'TWG_KAFKA_PARTITION_UNKNOWN',
+  'TWG_KAFKA_ASSIGNMENT_MISMATCH',
+  'TWG_KAFKA_CONSUMER_FAILED',
+  'TWG_KAFKA_COMMIT_FAILED',
+  'TWG_KAFKA_COMMIT_AHEAD',
+  'TWG_KAFKA_LISTENER_FAILED',
+  'TWG_KAFKA_MISUSE',
+] as const;
+
+export type KafkaSourceErrorCode = (typeof KAFKA_SOURCE_ERROR_CODES)[number];
+
+/**
+ * What each failure means for the caller:
+ *
+ * - a commit the broker did not take is `transient`: the pipeline retries it
+ *   with its next position (the latest position wins);
+ * - a consumer that crashed for good, an offset beyond 2^53, a header we
+ *   cannot represent or a listener that threw end the source: `poison` (a new
+ *   source may read again, from the last committed position);
+ * - wrong cursors, unknown partitions, a commit beyond what was read and
+ *   calls in the wrong order are `fatal-config`: no retry can fix them.
+ */
+const CLASS_OF: Record<KafkaSourceErrorCode, ErrorClass> = {
+  TWG_KAFKA_OFFSET_UNSAFE: 'poison',
+  TWG_KAFKA_HEADER_CONFLICT: 'poison',
+  TWG_KAFKA_CURSOR_INVALID: 'fatal-config',
+  TWG_KAFKA_PARTITION_UNKNOWN: 'fatal-config',
+  TWG_KAFKA_ASSIGNMENT_MISMATCH: 'poison',
+  TWG_KAFKA_CONSUMER_FAILED: 'poison',
+  TWG_KAFKA_COMMIT_FAILED: 'transient',
+  TWG_KAFKA_COMMIT_AHEAD: 'fatal-config',
+  TWG_KAFKA_LISTENER_FAILED: 'poison',
+  TWG_KAFKA_MISUSE: 'fatal-config',
+};
+
+export class KafkaSourceError extends ThalwegError<KafkaSourceErrorCode> {
+  /** The partition the failure is about, when there is one. */
+  readonly partition: SourcePartition | undefined;
+
+  constructor(
+    code: KafkaSourceErrorCode,
+    message: string,
+    options: { readonly partition?: SourcePartition; readonly cause?: unknown } = {},
+  ) {
+    super({ code, errorClass: CLASS_OF[code], message, cause: options.cause });
+    this.partition = options.partition;
+  }
+}
+
+export function describePartition(p: SourcePartition): string {
+  return `${p.topic}/${p.partition}`;
+}
+
+/** The first KafkaSourceError in a cause chain (kafkajs wraps what our assigner throws). */
+export function findSourceError(error: unknown): KafkaSourceError | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 8 && current instanceof Error; depth++) {
+    if (current instanceof KafkaSourceError) return current;
+    current = current.cause;
+  }
+  return undefined;
+}

@@ -1,0 +1,135 @@
+import type {
+  CommitOffset,
+  CommitResult,
+  ConsumerEvent,
+  ConsumerFactory,
+  ConsumerPort,
+  ConsumerSettings,
+  FetchedBatch,
+  FetchedMessage,
+} from '../src/index.js';
+import type { SourcePartition } from '@thalweg/connector-core';
+
+const at = (p: SourcePartition) => `${p.topic}/${p.partition}`;
+
+/**
+ * A scripted client: the test plays the group (joins, rebalances, crashes)
+ * and the broker (batches, commit answers), and reads back every call the
+ * source made. Events are delivered synchronously, as kafkajs does.
+ */
+export class FakeConsumer implements ConsumerPort {
+  emit: (event: ConsumerEvent) => void = () => undefined;
+  settings: ConsumerSettings | undefined;
+  private onBatch: ((batch: FetchedBatch) => void) | undefined;
+  readonly calls: string[] = [];
+  readonly commits: CommitOffset[][] = [];
+  /** How the next commits end; the default applies them. */
+  answer: (offsets: readonly CommitOffset[]) => Promise<CommitResult> = () =>
+    Promise.resolve({ kind: 'applied' });
+
+  static factory(): { factory: ConsumerFactory; consumer: FakeConsumer } {
+    const consumer = new FakeConsumer();
+    const factory: ConsumerFactory = (settings, events) => {
+      consumer.settings = settings;
+      consumer.emit = events;
+      return consumer;
+    };
+    return { factory, consumer };
+  }
+
+  get running(): boolean {
+    return this.onBatch !== undefined;
+  }
+
+  async connect(): Promise<void> {
+    this.calls.push('connect');
+  }
+
+  async subscribe(): Promise<void> {
+    this.calls.push('subscribe');
+  }
+
+  async run(onBatch: (batch: FetchedBatch) => void): Promise<void> {
+    this.calls.push('run');
+    this.onBatch = onBatch;
+  }
+
+  commit(offsets: readonly CommitOffset[]): Promise<CommitResult> {
+    this.commits.push([...offsets]);
+    return this.answer(offsets);
+  }
+
+  seek(partition: SourcePartition, offset: number): void {
+    this.calls.push(`seek ${at(partition)} ${offset}`);
+  }
+
+  pause(partitions: readonly SourcePartition[]): void {
+    this.calls.push(`pause ${partitions.map(at).join(',')}`);
+  }
+
+  resume(partitions: readonly SourcePartition[]): void {
+    this.calls.push(`resume ${partitions.map(at).join(',')}`);
+  }
+
+  async disconnect(): Promise<void> {
+    this.calls.push('disconnect');
+  }
+
+  /** A whole join as kafkajs reports it: starting, joined, fetching. */
+  join(assignment: readonly SourcePartition[]): void {
+    this.emit({ kind: 'join-starting' });
+    this.emit({ kind: 'joined', assignment });
+    this.emit({ kind: 'fetching' });
+  }
+
+  /** Delivers offsets [from, from + count) of a partition as one batch, values `<topic>/<p>@<offset>`. */
+  deliver(
+    p: SourcePartition,
+    from: number,
+    count: number,
+    extra: Partial<FetchedBatch> = {},
+  ): void {
+    const messages: FetchedMessage[] = Array.from({ length: count }, (_, k) => ({
+      offset: String(from + k),
+      key: null,
+      value: Buffer.from(`${at(p)}@${from + k}`),
+      timestamp: '1700000000000',
+    }));
+    this.batch({
+      topic: p.topic,
+      partition: p.partition,
+      firstOffset: String(from),
+      lastOffset: String(from + count - 1),
+      messages,
+      ...extra,
+    });
+  }
+
+  batch(batch: FetchedBatch): void {
+    if (this.onBatch === undefined) throw new Error('deliver before run');
+    this.onBatch(batch);
+  }
+
+  /** Calls since the last `take`, for step-by-step checks. */
+  take(): string[] {
+    return this.calls.splice(0);
+  }
+}
+
+/** Resolves on the next turn of the event loop, after pending promise jobs. */
+export const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
+
+/** Waits for a deferred answer the test settles by hand. */
+export function deferred<T>(): {
+  promise: Promise<T>;
+  resolve: (v: T) => void;
+  reject: (e: Error) => void;
+} {
+  let resolve!: (v: T) => void;
+  let reject!: (e: Error) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
