@@ -1,0 +1,162 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sinkId } from '@thalweg/connector-core';
+import { LevelDbCoverage } from '@thalweg/offset-store';
+import { Pipeline } from '@thalweg/pipeline';
+import { RawSegmentSink } from '@thalweg/sink-files';
+import { kafkaSource } from '@thalweg/source-kafka';
+import { CompressionTypes, Kafka, logLevel } from 'kafkajs';
+import { emit } from './bench-source.js';
+
+/**
+ * Kafka -> pipeline -> durable raw segments, against a bare kafkajs eachBatch
+ * consumer reading the same topic in the same run. The backlog is produced
+ * first, so both read a deep backlog as fast as they can; the pipeline runs
+ * with a 128 MiB byte budget and its RSS is sampled throughout.
+ *
+ * THALWEG_BENCH_RECORDS sets the backlog (default 2,000,000 records of 256
+ * bytes, 512 MB: as large as the RSS bound, four times the budget).
+ */
+const brokers = (process.env['THALWEG_KAFKA_BROKERS'] ?? '').split(',').filter((b) => b !== '');
+if (brokers.length === 0) {
+  process.stderr.write(
+    'kafka-e2e: THALWEG_KAFKA_BROKERS is not set; run `eval "$(pnpm services:up)"` first\n',
+  );
+  process.exit(1);
+}
+const RECORDS = Number(process.env['THALWEG_BENCH_RECORDS'] ?? 2_000_000);
+const RECORD_BYTES = 256;
+const PARTITIONS = 4;
+const BUDGET = 128 * 1024 * 1024;
+const kafka = new Kafka({ clientId: 'thalweg-bench', brokers, logLevel: logLevel.NOTHING });
+const topic = `bench-e2e-${Date.now().toString(36)}`;
+
+async function produce(): Promise<void> {
+  const admin = kafka.admin();
+  await admin.connect();
+  await admin.createTopics({
+    topics: [{ topic, numPartitions: PARTITIONS, replicationFactor: 1 }],
+    waitForLeaders: true,
+  });
+  await admin.disconnect();
+  const producer = kafka.producer({ allowAutoTopicCreation: false });
+  await producer.connect();
+  const pad = 'x'.repeat(RECORD_BYTES - 40);
+  const chunk = 5000;
+  const inflight: Promise<unknown>[] = [];
+  for (let at = 0; at < RECORDS; at += chunk) {
+    const messages = Array.from({ length: Math.min(chunk, RECORDS - at) }, (_, k) => ({
+      partition: (at + k) % PARTITIONS,
+      value: `{"n":${String(at + k).padStart(12, '0')},"pad":"${pad}"}`,
+    }));
+    inflight.push(producer.send({ topic, messages, compression: CompressionTypes.None, acks: 1 }));
+    if (inflight.length >= 4) await inflight.shift();
+  }
+  await Promise.all(inflight);
+  await producer.disconnect();
+}
+
+/** The bare consumer: kafkajs eachBatch, counting records until the backlog is read. */
+async function bareConsumer(): Promise<number> {
+  const consumer = kafka.consumer({ groupId: `${topic}-bare`, maxBytesPerPartition: 1024 * 1024 });
+  await consumer.connect();
+  await consumer.subscribe({ topics: [topic], fromBeginning: true });
+  let seen = 0;
+  let started = 0;
+  const done = new Promise<number>((resolve) => {
+    void consumer.run({
+      autoCommit: false,
+      eachBatch: async ({ batch }) => {
+        if (started === 0) started = performance.now();
+        seen += batch.messages.length;
+        if (seen >= RECORDS) resolve(performance.now() - started);
+      },
+    });
+  });
+  const ms = await done;
+  await consumer.disconnect();
+  return (RECORDS * 1000) / ms;
+}
+
+async function pipelineRun(): Promise<{ recS: number; rssMaxMb: number; segments: number }> {
+  const dir = await mkdtemp(join(tmpdir(), 'twg-bench-e2e-'));
+  const quiet = (): void => undefined;
+  let rssMax = process.memoryUsage.rss();
+  const sampler = setInterval(() => {
+    rssMax = Math.max(rssMax, process.memoryUsage.rss());
+  }, 50);
+  try {
+    const raw = sinkId('raw');
+    const pipeline = await Pipeline.open({
+      source: kafkaSource({
+        mode: 'group',
+        brokers,
+        cluster: 'bench',
+        topics: [topic],
+        groupId: `${topic}-pipeline`,
+        log: quiet,
+      }),
+      coverage: await LevelDbCoverage.open({ location: join(dir, 'coverage'), sinks: [raw] }),
+      log: quiet,
+      config: {
+        memoryLimitBytes: 512 * 1024 * 1024,
+        flowControl: { byteBudget: { bytes: BUDGET } },
+      },
+      primaryRaw: (confirm) =>
+        RawSegmentSink.open({
+          id: raw,
+          dir: join(dir, 'raw'),
+          cluster: 'bench',
+          confirm,
+          log: quiet,
+        }),
+    });
+    const running = pipeline.run();
+    let started = 0;
+    let tick = 0;
+    while (pipeline.stats().raw.durableRecords < RECORDS) {
+      if (process.env['THALWEG_BENCH_TRACE'] !== undefined && ++tick % 10 === 0) {
+        const st = pipeline.stats();
+        process.stderr.write(
+          `${st.source.records} ${st.raw.submittedRecords} ${st.raw.durableRecords} budget ${Math.round(st.flow.budget.inFlightBytes / 1e6)}MB/${Math.round(st.flow.budget.limitBytes / 1e6)} waiters ${st.flow.budget.waiters} ${st.flow.state}\n`,
+        );
+      }
+      if (started === 0 && pipeline.stats().source.records > 0) started = performance.now();
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const ms = performance.now() - started;
+    await pipeline.stop();
+    const stats = await running;
+    return {
+      recS: (RECORDS * 1000) / ms,
+      rssMaxMb: Math.round(rssMax / (1024 * 1024)),
+      segments: stats.raw.durableBatches,
+    };
+  } finally {
+    clearInterval(sampler);
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+await produce();
+const bare = await bareConsumer();
+const piped = await pipelineRun();
+emit({
+  bench: 'kafka-e2e',
+  records: RECORDS,
+  record_bytes: RECORD_BYTES,
+  partitions: PARTITIONS,
+  backlog_mb: Math.round((RECORDS * RECORD_BYTES) / (1024 * 1024)),
+  byte_budget_mb: BUDGET / (1024 * 1024),
+  pipeline_rec_s: Math.round(piped.recS),
+  bare_consumer_rec_s: Math.round(bare),
+  ratio: Number((piped.recS / bare).toFixed(3)),
+  rss_mb_max: piped.rssMaxMb,
+  target_ratio: 0.8,
+  target_rss_mb: 512,
+});
+const admin = kafka.admin();
+await admin.connect();
+await admin.deleteTopics({ topics: [topic] });
+await admin.disconnect();

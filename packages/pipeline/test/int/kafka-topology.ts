@@ -1,0 +1,231 @@
+import { randomUUID } from 'node:crypto';
+import {
+  RecordIdHasher,
+  sinkId,
+  type SourceBatch,
+  type SourcePartition,
+} from '@thalweg/connector-core';
+import { LevelDbCoverage, PostgresCoverage } from '@thalweg/offset-store';
+import { RawSegmentSink } from '@thalweg/sink-files';
+import { PostgresSink, type PgBatch, type PgRow } from '@thalweg/sink-postgres';
+import { kafkaSource } from '@thalweg/source-kafka';
+import { kafkaBrokers, postgresUrl } from '@thalweg/test-services';
+import { Kafka, logLevel, type Admin, type Producer } from 'kafkajs';
+import { Pipeline, secondary, type PipelineConfigInput } from '../../src/index.js';
+
+export const CLUSTER = 'pipeline-int';
+export const RAW = sinkId('raw');
+export const PG = sinkId('pg-events');
+const quiet = (): void => undefined;
+
+/** Records as produced: one unique payload per record, decodable as the Postgres row. */
+export function payload(i: number, run: string): string {
+  return JSON.stringify({ id: `${run}-${i}`, n: i, pad: PAD });
+}
+
+const PAD = 'p'.repeat(400);
+
+export class KafkaTopic {
+  readonly kafka = new Kafka({
+    clientId: 'thalweg-pipeline-int',
+    brokers: kafkaBrokers(),
+    logLevel: logLevel.NOTHING,
+  });
+  readonly admin: Admin = this.kafka.admin();
+  readonly producer: Producer = this.kafka.producer();
+  readonly run = randomUUID().slice(0, 8);
+  produced = 0;
+
+  constructor(
+    readonly topic: string,
+    readonly partitions: number,
+  ) {}
+
+  async create(): Promise<void> {
+    await this.admin.connect();
+    await this.producer.connect();
+    await this.admin.createTopics({
+      topics: [{ topic: this.topic, numPartitions: this.partitions, replicationFactor: 1 }],
+      waitForLeaders: true,
+    });
+  }
+
+  /** Produces `n` more records, spread over the partitions. */
+  async produce(n: number): Promise<void> {
+    const messages = Array.from({ length: n }, (_, k) => {
+      const i = this.produced + k;
+      return { partition: i % this.partitions, value: payload(i, this.run) };
+    });
+    for (let at = 0; at < messages.length; at += 500) {
+      await this.producer.send({ topic: this.topic, messages: messages.slice(at, at + 500) });
+    }
+    this.produced += n;
+  }
+
+  /** The group's committed next offset per partition (-1 when none). */
+  async committed(groupId: string): Promise<number[]> {
+    const [entry] = await this.admin.fetchOffsets({ groupId, topics: [this.topic] });
+    const out = new Array<number>(this.partitions).fill(-1);
+    for (const p of entry?.partitions ?? []) out[p.partition] = Number(p.offset);
+    return out;
+  }
+
+  /** The log end offset per partition. */
+  async ends(): Promise<number[]> {
+    const offsets = await this.admin.fetchTopicOffsets(this.topic);
+    const out = new Array<number>(this.partitions).fill(0);
+    for (const o of offsets) out[o.partition] = Number(o.high);
+    return out;
+  }
+
+  async close(): Promise<void> {
+    await this.producer.disconnect();
+    await this.admin.disconnect();
+  }
+}
+
+/** The Postgres secondary's table: the record's id and number, keyed by the record id. */
+export const TABLE = (name: string) =>
+  ({
+    name,
+    columns: [
+      { name: 'id', type: 'text', nullable: false },
+      { name: 'n', type: 'bigint', nullable: false },
+      { name: 'src_partition', type: 'integer', nullable: false },
+      { name: 'src_offset', type: 'bigint', nullable: false },
+    ],
+  }) as const;
+
+/** Deterministic: decodes each record and derives its record id the way raw does. */
+export function toPgBatch(batch: SourceBatch) {
+  const hasher = new RecordIdHasher(CLUSTER, batch.span.topic, batch.span.partition);
+  const rows: PgRow[] = [];
+  const quarantined: { offset: number; reason: 'decode'; detail: string }[] = [];
+  for (const r of batch.records) {
+    try {
+      const v = JSON.parse(new TextDecoder().decode(r.value)) as { id: string; n: number };
+      rows.push({
+        recordId: hasher.id(r.offset, r.value),
+        values: [v.id, v.n, batch.span.partition, r.offset],
+      });
+    } catch (error) {
+      quarantined.push({ offset: r.offset, reason: 'decode', detail: String(error) });
+    }
+  }
+  return { batch: rows.length === 0 ? null : ({ rows } satisfies PgBatch), quarantined };
+}
+
+export interface MemberDirs {
+  readonly raw: string;
+  readonly coverage: string;
+}
+
+/**
+ * One member of the topology: Kafka group source -> raw segments ->
+ * Postgres secondary (rows and its coverage in one transaction), with the
+ * pipeline's coverage in LevelDB next to raw.
+ */
+export async function openMember(options: {
+  readonly topic: string;
+  readonly groupId: string;
+  readonly dirs: MemberDirs;
+  readonly table: string;
+  readonly pgCoverage: PostgresCoverage;
+  readonly config?: PipelineConfigInput;
+  readonly log?: string[];
+}): Promise<Pipeline> {
+  const source = kafkaSource({
+    mode: 'group',
+    brokers: kafkaBrokers(),
+    cluster: CLUSTER,
+    topics: [options.topic],
+    groupId: options.groupId,
+    sessionTimeout: 6_000,
+    rebalanceTimeout: 6_000,
+    heartbeatInterval: 200,
+    maxWaitTimeInMs: 100,
+    // Small fetches, so that a stop lands in the middle of a backlog.
+    maxBytesPerPartition: 16 * 1024,
+    log: quiet,
+  });
+  const coverage = await LevelDbCoverage.open({
+    location: options.dirs.coverage,
+    sinks: [RAW, PG],
+  });
+  return Pipeline.open({
+    source,
+    coverage,
+    config: options.config ?? {},
+    log: (line) => options.log?.push(line),
+    primaryRaw: (confirm) =>
+      RawSegmentSink.open({
+        id: RAW,
+        dir: options.dirs.raw,
+        cluster: CLUSTER,
+        confirm,
+        log: quiet,
+      }),
+    secondaries: [
+      secondary<PgBatch>({
+        open: (confirm) =>
+          PostgresSink.open({
+            id: PG,
+            connectionString: postgresUrl(),
+            table: TABLE(options.table),
+            confirm,
+            coverage: options.pgCoverage,
+            log: quiet,
+          }),
+        derive: toPgBatch,
+      }),
+    ],
+  });
+}
+
+/** Every offset raw (read back from disk, possibly several members' dirs) holds, per partition. */
+export async function rawHeld(
+  dirs: readonly string[],
+  topic: string,
+  partitions: number,
+): Promise<Set<number>[]> {
+  const held = Array.from({ length: partitions }, () => new Set<number>());
+  for (const dir of dirs) {
+    const raw = await RawSegmentSink.open({
+      id: RAW,
+      dir,
+      cluster: CLUSTER,
+      confirm: { apply: async () => undefined },
+      log: quiet,
+    });
+    for (let p = 0; p < partitions; p++) {
+      const at: SourcePartition = { topic, partition: p };
+      for await (const b of raw.read({ ...at, start: 0, end: Number.MAX_SAFE_INTEGER })) {
+        for (const r of b.records) held[p]?.add(r.offset);
+      }
+    }
+    await raw.close();
+  }
+  return held;
+}
+
+export function prefix(held: Set<number>): number {
+  let n = 0;
+  while (held.has(n)) n += 1;
+  return n;
+}
+
+export async function openPgCoverage(): Promise<PostgresCoverage> {
+  return PostgresCoverage.open({ pool: postgresUrl(), sinks: [PG] });
+}
+
+export async function waitFor(
+  check: () => Promise<boolean> | boolean,
+  what: string,
+  timeoutMs = 60_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
