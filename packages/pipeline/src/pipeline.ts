@@ -305,6 +305,13 @@ export class Pipeline {
         const bytes = batchBytes(piece);
         this.counts.sourceBytes += bytes;
         const cost = await this.admit(bytes, signal);
+        if (this.inflight.generation(piece.span) !== generation) {
+          // Revoked while this batch waited for the budget: the new owner reads
+          // it again. Registering it would leave a span that is never acked.
+          this.governor.budget.release(cost, 'abandoned');
+          this.counts.droppedAcks += 1;
+          break;
+        }
         this.tracker.register(piece.span);
         this.inflight.add(piece.span, { cost, generation, records: piece.records.length });
         try {

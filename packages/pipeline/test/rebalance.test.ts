@@ -49,4 +49,31 @@ describe('rebalance', () => {
     expect(stats.raw.droppedAcks).toBe(10);
     expect(source.lastCommit(p0)).toBe(100);
   });
+
+  it('a batch read before a revocation that waited for the budget is dropped, not registered', async () => {
+    const source = new MemoryGroupSource(logsOf('t', 1, 400), 40);
+    source.endless = true;
+    const built = await build(source, {
+      raw: (r) => (r.mode = 'manual'),
+      config: { flowControl: { byteBudget: { bytes: 4096, warmUp: { fraction: 1 } } } },
+    });
+    const running = built.pipeline.run();
+    await waitUntil(() => built.pipeline.stats().flow.budget.waiters === 1);
+    const p0 = { topic: 't', partition: 0 };
+    const submitted = built.raw.submitted;
+    source.revoke(p0);
+    source.assign(p0, 0);
+    built.raw.mode = 'auto';
+    await built.raw.ack();
+    await waitUntil(() => source.lastCommit(p0) === 400);
+    const stats = await built.pipeline.stop();
+    await running;
+    expect(submitted).toBeGreaterThan(0);
+    expect(stats.state).toBe('stopped');
+    expect(built.raw.holdsPrefix('t', 0, 400)).toBe(true);
+  });
 });
+
+async function waitUntil(check: () => boolean): Promise<void> {
+  while (!check()) await new Promise((r) => setTimeout(r, 2));
+}
