@@ -26,7 +26,7 @@ import { parsePipelineConfig, secondaryConfig, type PipelineConfig } from './pip
 import type { PipelineState, PipelineStats } from './pipeline-stats.js';
 import { PositionCommitter } from './position-committer.js';
 import { RawInflight } from './raw-inflight.js';
-import { SecondaryLane } from './secondary-lane.js';
+import { SecondaryLane, withDeadline } from './secondary-lane.js';
 import type {
   PipelineSpec,
   QuarantinedRecord,
@@ -50,6 +50,11 @@ export class Pipeline {
   private readonly tracker = new PositionTracker();
   private readonly inflight = new RawInflight();
   private readonly abort = new AbortController();
+  /**
+   * Stops the quarantine pump. Not `abort`: that fires when shutdown begins,
+   * and the secondaries still quarantine records while they drain.
+   */
+  private readonly quarantineStop = new AbortController();
   private readonly known = new Map<string, SourcePartition>();
   private readonly quarantineLane: QuarantineLane<QuarantinedRecord>;
   private readonly quarantineCounts: Partial<Record<QuarantineReason, number>> = {};
@@ -296,14 +301,24 @@ export class Pipeline {
       if (this.failure !== null) throw this.failure;
       this.counts.sourceBatches += 1;
       this.counts.sourceRecords += batch.records.length;
+      // Counted with the records, here: a batch cut short by a revocation or
+      // a stop() is still read, all of it.
+      this.counts.sourceBytes += batchBytes(batch);
       this.progress += 1;
       this.known.set(`${batch.span.topic}\u0000${batch.span.partition}`, batch.span);
-      if (this.governor.throttle.paused) await this.governor.throttle.whenOpen(signal);
+      // The generation the batch was read in, taken before any wait: a batch
+      // held while the source was paused belongs to the assignment it was read
+      // in, and registering it after a revocation would commit for a partition
+      // this member no longer owns (or refuse the new owner's re-read spans).
       const generation = this.inflight.generation(batch.span);
+      if (this.governor.throttle.paused) await this.governor.throttle.whenOpen(signal);
+      if (this.inflight.generation(batch.span) !== generation) {
+        this.counts.droppedAcks += 1;
+        continue;
+      }
       this.committer.boundary(batch.span, batch.span.end);
       for (const piece of this.pieces(batch)) {
         const bytes = batchBytes(piece);
-        this.counts.sourceBytes += bytes;
         const cost = await this.admit(bytes, signal);
         if (this.inflight.generation(piece.span) !== generation) {
           // Revoked while this batch waited for the budget: the new owner reads
@@ -317,11 +332,16 @@ export class Pipeline {
         try {
           await raw.submit(piece, piece.span, rawAnchor(piece.span));
         } catch (error) {
-          throw new PipelineError(
+          const refused = new PipelineError(
             'TWG_PIPELINE_RAW_FAILED',
             `primary raw refused ${formatSpan(piece.span)}; the source position stays behind it`,
             error,
           );
+          // Recorded here, not only thrown: `execute` ignores errors thrown
+          // after stop() (they are usually the abort itself), and a raw
+          // refusal racing with stop() must still reject run().
+          this.fail(refused);
+          throw refused;
         }
         this.counts.rawBatches += 1;
         this.counts.rawRecords += piece.records.length;
@@ -414,6 +434,14 @@ export class Pipeline {
         this.known.set(`${p.topic}\u0000${p.partition}`, p);
       }
     }
+    if (event.kind === 'assigned') {
+      // A partition revoked while paused left `known`, so the resume never
+      // reached it and the source (kafkajs too) keeps it paused across the
+      // reassignment: it would never be read again. State the throttle's
+      // current wish for every partition that arrives.
+      if (this.governor.throttle.paused) this.source.pause(event.partitions);
+      else this.source.resume(event.partitions);
+    }
     this.log(
       `thalweg pipeline: ${event.kind} ${event.partitions.map((p) => `${p.topic}/${p.partition}`).join(', ')}`,
     );
@@ -438,7 +466,9 @@ export class Pipeline {
   }
 
   private async pumpQuarantine(writer: QuarantineWriter): Promise<void> {
-    const signal = this.abort.signal;
+    // `take` hands out held entries before it looks at the signal, so the
+    // pump writes everything queued before it stops.
+    const signal = this.quarantineStop.signal;
     for (;;) {
       let entry;
       try {
@@ -515,10 +545,19 @@ export class Pipeline {
     if (!(await this.recorder.drain())) {
       this.log('thalweg pipeline: some coverage could not be recorded; those spans stay gaps');
     }
-    await this.quarantinePump;
-    if (this.quarantineWriter === undefined) {
-      this.counts.quarantineDiscarded += this.quarantineLane.drain().length;
+    // After the secondaries, which quarantine while they drain; within the
+    // drain deadline, since a writer that never answers must not hang shutdown.
+    this.quarantineStop.abort();
+    if (this.quarantinePump !== null) {
+      const written = await withDeadline(
+        this.quarantinePump,
+        this.config.shutdown.secondaryDrainMs,
+      );
+      if (!written)
+        this.log('thalweg pipeline: quarantine writer did not finish; the rest is discarded');
     }
+    // What the writer did not take is counted, not silently dropped (raw holds it).
+    this.counts.quarantineDiscarded += this.quarantineLane.drain().length;
     await this.settle('checkpoint coverage', this.coverage.checkpoint());
     await this.settle('close raw', raw.close());
     await this.settle('close source', this.source.close());

@@ -11,6 +11,8 @@ interface PartitionPositions {
   /** The furthest boundary raw durably holds, waiting to be committed. */
   pending: number | null;
   committed: number | null;
+  /** This partition's failed commits since its last success. */
+  failures: number;
 }
 
 export interface CommitterStats {
@@ -100,7 +102,16 @@ export class PositionCommitter {
 
   /** Commits until nothing is pending (shutdown). */
   async drain(): Promise<void> {
-    while (this.hasPending()) await this.commitPending();
+    // Failed rounds back off: a broker blip at shutdown must not use up the
+    // failure limit in a few milliseconds.
+    for (let attempt = 0; this.hasPending();) {
+      const before = this.failures;
+      await this.commitPending();
+      if (this.failures > before) {
+        const delay = Math.min(1000, 20 * 2 ** attempt++);
+        await new Promise((resolve) => setTimeout(resolve, delay));
+      }
+    }
   }
 
   stats(): CommitterStats {
@@ -114,6 +125,9 @@ export class PositionCommitter {
 
   private async round(): Promise<void> {
     for (const [key, entry] of [...this.partitions]) {
+      // The list is a snapshot taken before the round's first await: a
+      // partition revoked while an earlier commit ran must not be committed.
+      if (this.partitions.get(key) !== entry) continue;
       const next = entry.pending;
       if (next === null) continue;
       try {
@@ -121,14 +135,21 @@ export class PositionCommitter {
       } catch (cause) {
         this.failures += 1;
         this.consecutive += 1;
+        entry.failures += 1;
         this.log(
           `commit of ${entry.partition.topic}/${entry.partition.partition} at ${next} failed ` +
             `(${this.consecutive} in a row): ${cause instanceof Error ? cause.message : String(cause)}`,
         );
-        if (this.consecutive >= this.maxConsecutiveFailures) {
+        // Per partition too: another partition's successes reset the global
+        // count, and would otherwise hide a position pinned for good.
+        if (
+          this.consecutive >= this.maxConsecutiveFailures ||
+          entry.failures >= this.maxConsecutiveFailures
+        ) {
+          const failed = Math.max(this.consecutive, entry.failures);
           this.fatal = new PipelineError(
             'TWG_PIPELINE_COMMIT_FAILED',
-            `${this.consecutive} position commits failed in a row; last: ` +
+            `${failed} position commits failed in a row; last: ` +
               `${entry.partition.topic}/${entry.partition.partition} at ${next}`,
             cause,
           );
@@ -137,6 +158,7 @@ export class PositionCommitter {
         continue;
       }
       this.consecutive = 0;
+      entry.failures = 0;
       this.commits += 1;
       // Revoked while the commit ran: the entry is gone and stays gone.
       if (this.partitions.get(key) !== entry) continue;
@@ -154,6 +176,7 @@ export class PositionCommitter {
         boundaries: [],
         pending: null,
         committed: null,
+        failures: 0,
       };
       this.partitions.set(key, entry);
     }

@@ -230,8 +230,9 @@ export class SecondaryLane<B> {
       }
       return;
     }
-    this.submitted += 1;
     await sink.submit(derived.batch, batch.span, derivedCoverage(sink.descriptor.id, batch.span));
+    // After acceptance: a refused batch is counted as shed, not as submitted too.
+    this.submitted += 1;
   }
 
   private next(): Queued | undefined {
@@ -276,7 +277,8 @@ function emptyReceipt(
   };
 }
 
-async function withDeadline(work: Promise<unknown>, ms: number): Promise<boolean> {
+/** Whether `work` settled successfully within `ms`; never rejects. */
+export async function withDeadline(work: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<false>((resolve) => {
     timer = setTimeout(() => {

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import { batchBytes } from '../src/index.js';
 import { build } from './doubles/harness.js';
-import { logsOf, MemoryGroupSource } from './doubles/memory-sources.js';
+import {
+  logsOf,
+  makeRecords,
+  MemoryGroupSource,
+  MemoryStoreSource,
+} from './doubles/memory-sources.js';
 
 describe('live flow control', () => {
   it('the byte budget bounds what is in flight to raw', async () => {
@@ -83,5 +89,31 @@ describe('live flow control', () => {
     const stats = await running;
     // 400 records at factor 1 (100 per span), then 400 at factor 0.5 (50 per span).
     expect(stats.raw.submittedBatches).toBe(12);
+  });
+
+  it('counts the bytes of every record read, also when stop() cuts a batch short', async () => {
+    const source = new MemoryStoreSource(logsOf('t', 1, 100), 100);
+    const built = await build(source, {
+      raw: (r) => (r.mode = 'manual'),
+      config: {
+        maxBatchRecords: 10,
+        flowControl: { byteBudget: { bytes: 4096, warmUp: { fraction: 1 } } },
+      },
+    });
+    const running = built.pipeline.run();
+    while (built.pipeline.stats().flow.budget.waiters === 0) {
+      await new Promise((r) => setTimeout(r, 1));
+    }
+    const stopping = built.pipeline.stop();
+    built.raw.mode = 'auto';
+    await built.raw.ack();
+    const stats = await stopping;
+    await running;
+    const records = makeRecords('t', 0, 100);
+    expect(stats.raw.submittedRecords).toBeLessThan(100);
+    expect(stats.source.records).toBe(100);
+    expect(stats.source.bytes).toBe(
+      batchBytes({ span: { topic: 't', partition: 0, start: 0, end: 100 }, records }),
+    );
   });
 });

@@ -99,6 +99,24 @@ describe('the gating path', () => {
     expect(pipeline.stats().state).toBe('failed');
   });
 
+  it('a raw refusal during stop() still fails the run', async () => {
+    const source = new MemoryGroupSource(logsOf('t', 1, 200), 10);
+    source.endless = true;
+    let refuse: (error: Error) => void = () => undefined;
+    // Raw's own backpressure holds the first submit; stop() is called while it waits.
+    const stall = new Promise<void>((_, reject) => (refuse = reject));
+    const { pipeline, raw } = await build(source, { raw: (r) => void (r.stallSubmit = stall) });
+    const running = pipeline.run();
+    while (pipeline.stats().source.batches < 1) await new Promise((r) => setTimeout(r, 1));
+    const stopping = pipeline.stop();
+    refuse(new Error('raw disk full (injected)'));
+    await expect(stopping).rejects.toThrow(/TWG_PIPELINE_RAW_FAILED.*t\/0\[0,10\)/);
+    await expect(running).rejects.toThrow(/TWG_PIPELINE_RAW_FAILED/);
+    expect(pipeline.stats().state).toBe('failed');
+    expect(raw.submitted).toBe(0);
+    expect(source.commits).toEqual([]);
+  });
+
   it('retries a failed commit with the newest position, then fails loud after the limit', async () => {
     const source = new MemoryGroupSource(logsOf('t', 1, 50), 10);
     source.commitFailures = 3;

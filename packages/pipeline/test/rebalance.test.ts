@@ -1,6 +1,22 @@
+import { partitionKey, type SourcePartition } from '@thalweg/connector-core';
 import { describe, expect, it } from 'vitest';
 import { build } from './doubles/harness.js';
 import { logsOf, MemoryGroupSource } from './doubles/memory-sources.js';
+
+/** A source whose batches already fetched keep coming after `pause` (the Source contract allows it). */
+class PrefetchingSource extends MemoryGroupSource {
+  override pause(partitions: readonly SourcePartition[]): void {
+    this.pauseCalls.push([...partitions]);
+  }
+}
+
+/** Memory counts as pressure while anything is in flight; no hold or dwell before relaxing. */
+const pressure = {
+  memoryLimitBytes: 1000,
+  flowControl: {
+    backpressure: { holdMs: 0, recoveryDwellMs: 0, workingSet: { idleChannelFill: 1e-6 } },
+  },
+} as const;
 
 describe('rebalance', () => {
   it('drops acknowledgements of a revoked partition and never commits for it', async () => {
@@ -72,8 +88,82 @@ describe('rebalance', () => {
     expect(stats.state).toBe('stopped');
     expect(built.raw.holdsPrefix('t', 0, 400)).toBe(true);
   });
+
+  it('a batch read before a revocation that waited for the paused source is dropped, not registered', async () => {
+    const source = new PrefetchingSource(logsOf('t', 1, 400), 20);
+    source.endless = true;
+    let memory = 0.1;
+    const built = await build(source, {
+      memoryUsage: () => memory * 1000,
+      raw: (r) => (r.mode = 'manual'),
+      config: {
+        ...pressure,
+        flowControl: {
+          ...pressure.flowControl,
+          byteBudget: { bytes: 4096, warmUp: { fraction: 1 } },
+        },
+      },
+    });
+    const running = built.pipeline.run();
+    await waitUntil(() => built.pipeline.stats().flow.budget.waiters === 1);
+    memory = 0.95;
+    await waitUntil(() => built.pipeline.stats().flow.sourcePaused);
+    // Room frees: the waiting batch goes to raw, the next one is read and waits for the throttle.
+    await built.raw.ack();
+    await waitUntil(() => built.pipeline.stats().source.batches === 4 && built.raw.submitted === 3);
+    const p0 = { topic: 't', partition: 0 };
+    source.revoke(p0);
+    const commitsBefore = source.commits.length;
+    built.raw.mode = 'auto';
+    await built.raw.ack();
+    memory = 0.1;
+    await waitUntil(() => !built.pipeline.stats().flow.sourcePaused);
+    await new Promise((r) => setTimeout(r, 30));
+    const stats = await built.pipeline.stop();
+    await running;
+    // The batch read before the revocation never reached raw, and nothing was committed for p0.
+    expect(built.raw.submitted).toBe(3);
+    expect(source.commits.slice(commitsBefore)).toEqual([]);
+    expect(stats.positions.failures).toBe(0);
+    expect(stats.raw.inflightSpans).toBe(0);
+  });
+
+  it('a partition revoked while the source was paused is read again when it comes back', async () => {
+    const source = new MemoryGroupSource(logsOf('t', 2, 100), 10);
+    source.endless = true;
+    let memory = 0.1;
+    const built = await build(source, {
+      memoryUsage: () => memory * 1000,
+      raw: (r) => (r.mode = 'manual'),
+      config: pressure,
+    });
+    const running = built.pipeline.run();
+    const p1 = { topic: 't', partition: 1 };
+    await waitUntil(() => built.pipeline.stats().source.records === 200);
+    memory = 0.95;
+    await waitUntil(() => source.paused.size === 2);
+    source.revoke(p1);
+    await built.raw.ack();
+    memory = 0.1;
+    await waitUntil(() => !built.pipeline.stats().flow.sourcePaused);
+    built.raw.mode = 'auto';
+    source.assign(p1, 50);
+    const read = await within(2000, () => built.pipeline.stats().source.records === 250);
+    const stats = await built.pipeline.stop();
+    await running;
+    expect(source.paused.has(partitionKey(p1))).toBe(false);
+    expect(read).toBe(true);
+    expect(stats.state).toBe('stopped');
+  });
 });
 
 async function waitUntil(check: () => boolean): Promise<void> {
   while (!check()) await new Promise((r) => setTimeout(r, 2));
+}
+
+/** Waits up to `ms` for `check`; returns whether it held. */
+async function within(ms: number, check: () => boolean): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (!check() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 2));
+  return check();
 }
