@@ -8,3 +8,7 @@ export * from './validate-topology.js';
 export type { SecondaryStats, LaneState } from './secondary-lane.js';
 export type { CommitterStats } from './position-committer.js';
 export type { RecorderStats } from './coverage-recorder.js';
+export * from './recovery/recovery-config.js';
+export * from './recovery/recovery-window.js';
+export type { ReplayTarget, QuarantineMode, ReplayOutcome } from './recovery/replay-window.js';
+export type { RecoveryBacklog, RecoveryStats } from './recovery/recovery-runner.js';

@@ -1,5 +1,6 @@
 import { flowControlConfigSchema, parseConfig } from '@thalweg/connector-core';
 import { z } from 'zod';
+import { recoveryConfigSchema } from './recovery/recovery-config.js';
 
 const positiveInt = z.number().int().positive();
 
@@ -59,6 +60,7 @@ export const pipelineConfigSchema = z.strictObject({
       maxConsecutiveFailures: positiveInt.default(20),
     })
     .prefault({}),
+  recovery: recoveryConfigSchema.prefault({}),
   shutdown: z
     .strictObject({
       /** How long each secondary may take to drain; what is unconfirmed stays a gap. */

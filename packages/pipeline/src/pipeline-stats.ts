@@ -5,6 +5,7 @@ import type {
 } from '@thalweg/connector-core';
 import type { RecorderStats } from './coverage-recorder.js';
 import type { CommitterStats } from './position-committer.js';
+import type { RecoveryBacklog, RecoveryStats } from './recovery/recovery-runner.js';
 import type { SecondaryStats } from './secondary-lane.js';
 
 export type PipelineState = 'opened' | 'running' | 'stopping' | 'stopped' | 'failed';
@@ -38,6 +39,8 @@ export interface PipelineStats {
     readonly discarded: number;
     readonly lane: QuarantineLaneStats;
   };
+  /** Null when this process does not recover (role `ingest`). */
+  readonly recovery: (RecoveryStats & { readonly backlog: RecoveryBacklog }) | null;
   readonly flow: {
     readonly state: string;
     readonly batchFactor: number;

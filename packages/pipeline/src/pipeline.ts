@@ -16,7 +16,10 @@ import {
   type SourceBatch,
   type SourcePartition,
   type AssignmentEvent,
+  type SinkId,
+  isDurable,
 } from '@thalweg/connector-core';
+import { hostname } from 'node:os';
 import type { CoverageStore, DurableReceipt } from '@thalweg/offset-store';
 import { batchBytes, recordBytes, splitBatch } from './batch-split.js';
 import { CoverageRecorder } from './coverage-recorder.js';
@@ -26,7 +29,9 @@ import { parsePipelineConfig, secondaryConfig, type PipelineConfig } from './pip
 import type { PipelineState, PipelineStats } from './pipeline-stats.js';
 import { PositionCommitter } from './position-committer.js';
 import { RawInflight } from './raw-inflight.js';
-import { SecondaryLane, withDeadline } from './secondary-lane.js';
+import { RecoveryRunner, type RecoveryBacklog } from './recovery/recovery-runner.js';
+import type { ReplayTarget } from './recovery/replay-window.js';
+import { emptyReceipt, SecondaryLane, withDeadline } from './secondary-lane.js';
 import type {
   PipelineSpec,
   QuarantinedRecord,
@@ -61,6 +66,8 @@ export class Pipeline {
   private readonly startedAt: number;
   private raw: ReplayableSink<SourceBatch> | null = null;
   private lanes: SecondaryLane<unknown>[] = [];
+  private recovery: RecoveryRunner | null = null;
+  private untilCaughtUp = false;
   private state: PipelineState = 'opened';
   private failure: Error | null = null;
   private finished: Promise<PipelineStats> | null = null;
@@ -140,10 +147,27 @@ export class Pipeline {
     return pipeline;
   }
 
-  /** Runs until the source ends or `stop` is called, then shuts down in order. */
-  run(): Promise<PipelineStats> {
+  /**
+   * Runs until the source ends or `stop` is called, then shuts down in order.
+   * In the `recovery` role, `untilCaughtUp` ends the run once a pass finds no
+   * secondary behind raw.
+   */
+  run(options: { readonly untilCaughtUp?: boolean } = {}): Promise<PipelineStats> {
+    this.untilCaughtUp ||= options.untilCaughtUp === true;
     this.finished ??= this.execute();
     return this.finished;
+  }
+
+  /** The recovery backlog (zero when nothing is behind, or when this process does not recover). */
+  backlog(): RecoveryBacklog {
+    return (
+      this.recovery?.backlog() ?? {
+        unclaimedWindows: 0,
+        maxLagRecords: 0,
+        lagBySink: {},
+        plannedAt: null,
+      }
+    );
   }
 
   /**
@@ -185,6 +209,10 @@ export class Pipeline {
         discarded: c.quarantineDiscarded,
         lane: this.quarantineLane.stats(),
       },
+      recovery:
+        this.recovery === null
+          ? null
+          : { ...this.recovery.stats(), backlog: this.recovery.backlog() },
       flow: {
         ...this.governor.describe(),
         sourcePaused: this.governor.throttle.paused,
@@ -239,13 +267,58 @@ export class Pipeline {
       );
       this.raw = raw;
       this.lanes = lanes;
-      await this.positionSource();
+      if (this.config.recovery.role !== 'ingest') {
+        this.recovery = this.recoveryRunner(spec, raw, sinks, lanes);
+      }
+      if (this.config.recovery.role !== 'recovery') await this.positionSource();
     } catch (error) {
       await Promise.allSettled(opened.map((s) => s.close()));
       throw error;
     }
     this.source.onAssignment?.((event) => {
       this.onAssignment(event);
+    });
+  }
+
+  /** Recovery drives the same sinks and derivations; non-durable secondaries opted out of it. */
+  private recoveryRunner(
+    spec: PipelineSpec,
+    raw: ReplayableSink<SourceBatch>,
+    sinks: readonly Sink<'secondary', unknown>[],
+    lanes: readonly SecondaryLane<unknown>[],
+  ): RecoveryRunner {
+    const targets = new Map<SinkId, ReplayTarget<unknown>>();
+    const laneOf = new Map<SinkId, SecondaryLane<unknown>>();
+    sinks.forEach((sink, i) => {
+      const derive = spec.secondaries?.[i]?.derive;
+      const lane = lanes[i];
+      if (derive === undefined || !isDurable(sink.descriptor.durability)) return;
+      targets.set(sink.descriptor.id, { sink, derive });
+      if (lane !== undefined) laneOf.set(sink.descriptor.id, lane);
+    });
+    const config = this.config.recovery;
+    return new RecoveryRunner({
+      raw,
+      coverage: this.coverage,
+      targets,
+      recorder: this.recorder,
+      leases: spec.leases,
+      holder: config.holder ?? `${hostname()}:${process.pid}`,
+      config,
+      clock: this.clock,
+      quarantine: (sink, batch, note) => {
+        this.quarantine(sink, batch, note);
+      },
+      recordEmpty: (sink, span) => {
+        const durability = targets.get(sink)?.sink.descriptor.durability;
+        if (durability !== undefined && isDurable(durability)) {
+          this.recorder.add(emptyReceipt(sink, span, durability.kind));
+        }
+      },
+      // In the recovery role there is no live lane; in both, it owns what it holds.
+      liveFloor: (sink, partition) =>
+        config.role === 'recovery' ? null : (laneOf.get(sink)?.pendingFloor(partition) ?? null),
+      log: (line) => this.log(`thalweg recovery: ${line}`),
     });
   }
 
@@ -278,12 +351,20 @@ export class Pipeline {
     if (this.quarantineWriter !== undefined) {
       this.quarantinePump = this.pumpQuarantine(this.quarantineWriter);
     }
-    try {
-      await this.readSource();
-    } catch (error) {
-      if (!this.abort.signal.aborted || this.failure !== null) this.fail(error);
+    const role = this.config.recovery.role;
+    const recovering = this.runRecovery();
+    if (role !== 'recovery') {
+      try {
+        await this.readSource();
+      } catch (error) {
+        if (!this.abort.signal.aborted || this.failure !== null) this.fail(error);
+      }
     }
+    // Ingest ends with its source; recovery alone runs until stopped (or caught up).
+    if (role === 'recovery') await recovering;
     this.state = 'stopping';
+    this.abort.abort();
+    await recovering;
     this.abort.abort();
     await this.shutdown();
     if (this.failure !== null) {
@@ -292,6 +373,16 @@ export class Pipeline {
     }
     this.state = 'stopped';
     return this.stats();
+  }
+
+  private async runRecovery(): Promise<void> {
+    const recovery = this.recovery;
+    if (recovery === null) return;
+    try {
+      await recovery.run(this.abort.signal, this.untilCaughtUp);
+    } catch (error) {
+      if (!this.abort.signal.aborted) this.fail(error);
+    }
   }
 
   private async readSource(): Promise<void> {

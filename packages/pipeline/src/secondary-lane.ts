@@ -2,12 +2,14 @@ import {
   derivedCoverage,
   isDurable,
   formatSpan,
+  partitionKey,
   type ConfirmTarget,
   type OffsetSpan,
   type Receipt,
   type Sink,
   type SinkId,
   type SourceBatch,
+  type SourcePartition,
 } from '@thalweg/connector-core';
 import type { DurableReceipt } from '@thalweg/offset-store';
 import { batchBytes } from './batch-split.js';
@@ -67,6 +69,8 @@ export class SecondaryLane<B> {
   private shed = 0;
   private shedRecords = 0;
   private quarantined = 0;
+  /** Starts of spans queued or submitted and not yet confirmed, per partition, with counts. */
+  private readonly pending = new Map<string, Map<number, number>>();
 
   private sinkName: string;
   private config: SecondaryConfig = secondaryConfigSchema.parse({});
@@ -90,6 +94,7 @@ export class SecondaryLane<B> {
   readonly target: ConfirmTarget<'secondary'> = {
     apply: async (confirm, receipt) => {
       if (confirm.kind !== 'derived-coverage') return;
+      this.settle(confirm.span);
       this.delivered += 1;
       this.deliveredRecords += receipt.records;
       // A non-durable secondary (explicit opt-out) never records coverage:
@@ -126,6 +131,7 @@ export class SecondaryLane<B> {
     }
     this.queue.push({ batch, bytes });
     this.queuedBytes += bytes;
+    this.hold(batch.span);
     this.wake?.();
   }
 
@@ -196,6 +202,7 @@ export class SecondaryLane<B> {
         );
         this.shed += 1;
         this.shedRecords += item.batch.records.length;
+        this.pending.clear();
         this.dropQueued();
         return;
       }
@@ -228,6 +235,7 @@ export class SecondaryLane<B> {
       if (isDurable(kind)) {
         this.recorder.add(emptyReceipt(sink.descriptor.id, batch.span, kind.kind));
       }
+      this.settle(batch.span);
       return;
     }
     await sink.submit(derived.batch, batch.span, derivedCoverage(sink.descriptor.id, batch.span));
@@ -252,7 +260,36 @@ export class SecondaryLane<B> {
     for (let item = this.next(); item !== undefined; item = this.next()) {
       this.shed += 1;
       this.shedRecords += item.batch.records.length;
+      this.settle(item.batch.span);
     }
+  }
+
+  /**
+   * The lowest offset of `partition` this lane may still deliver on its own
+   * (queued, or submitted and unconfirmed), or null when nothing is pending.
+   * Recovery leaves offsets from there on to the live lane, so a batch in
+   * flight is not replayed beside it.
+   */
+  pendingFloor(partition: SourcePartition): number | null {
+    if (this.state.kind !== 'running') return null;
+    const starts = this.pending.get(partitionKey(partition));
+    if (starts === undefined || starts.size === 0) return null;
+    return Math.min(...starts.keys());
+  }
+
+  private hold(span: OffsetSpan): void {
+    const key = partitionKey(span);
+    let starts = this.pending.get(key);
+    if (starts === undefined) this.pending.set(key, (starts = new Map<number, number>()));
+    starts.set(span.start, (starts.get(span.start) ?? 0) + 1);
+  }
+
+  private settle(span: OffsetSpan): void {
+    const starts = this.pending.get(partitionKey(span));
+    const n = starts?.get(span.start);
+    if (starts === undefined || n === undefined) return;
+    if (n <= 1) starts.delete(span.start);
+    else starts.set(span.start, n - 1);
   }
 }
 
@@ -260,7 +297,7 @@ function isDurableReceipt(receipt: Receipt): receipt is DurableReceipt {
   return receipt.durability !== 'none' && isDurable({ kind: receipt.durability });
 }
 
-function emptyReceipt(
+export function emptyReceipt(
   sink: SinkId,
   span: OffsetSpan,
   durability: DurableReceipt['durability'],

@@ -8,7 +8,7 @@ import type {
   Source,
   SourceBatch,
 } from '@thalweg/connector-core';
-import type { CoverageStore } from '@thalweg/offset-store';
+import type { CoverageStore, LeaseStore } from '@thalweg/offset-store';
 import type { PipelineConfigInput } from './pipeline-config.js';
 
 /** A record a secondary's derivation refused, with why. Raw still holds it. */
@@ -62,7 +62,9 @@ export type QuarantineWriter = (entry: QuarantineEntry<QuarantinedRecord>) => Pr
 /**
  * A topology: one source, one primary-raw sink and any number of
  * secondaries, with the coverage store colocated with raw. The pipeline owns
- * every part once started and closes them on shutdown.
+ * every part once started and closes them on shutdown. The same spec runs in
+ * any role (`config.recovery.role`); in the `recovery` role the source is
+ * never read.
  */
 export interface PipelineSpec {
   readonly source: Source;
@@ -73,6 +75,12 @@ export interface PipelineSpec {
   ) => MaybePromise<ReplayableSink<SourceBatch>>;
   readonly secondaries?: readonly SecondarySpec<unknown>[];
   readonly coverage: CoverageStore;
+  /**
+   * Where recovery workers claim windows (the durable tier: Postgres or S3).
+   * Needed only when several processes recover the same secondaries; a
+   * single recovery worker is the only claimant and needs none.
+   */
+  readonly leases?: LeaseStore;
   readonly config?: PipelineConfigInput;
   readonly quarantine?: QuarantineWriter;
   readonly log?: (line: string) => void;

@@ -1,5 +1,5 @@
 import type { Source } from '@thalweg/connector-core';
-import { InMemoryCoverage } from '@thalweg/offset-store';
+import { InMemoryCoverage, type LeaseStore } from '@thalweg/offset-store';
 import { sinkId } from '@thalweg/connector-core';
 import {
   Pipeline,
@@ -8,7 +8,7 @@ import {
   type QuarantineWriter,
   type SecondarySpec,
 } from '../../src/index.js';
-import { jsonRows, MemoryRawSink, MemorySecondary } from './memory-sinks.js';
+import { jsonRows, MemoryRawSink, MemorySecondary, type MemoryRow } from './memory-sinks.js';
 
 export interface Built {
   readonly pipeline: Pipeline;
@@ -27,6 +27,10 @@ export interface BuildOptions {
   readonly memoryUsage?: () => number;
   readonly extraSecondaries?: readonly SecondarySpec<unknown>[];
   readonly quarantineWriter?: QuarantineWriter;
+  /** Raw's records and each secondary's rows, shared with an earlier run. */
+  readonly rawHeld?: Map<string, Map<number, Uint8Array>>;
+  readonly tables?: Map<string, MemoryRow>[];
+  readonly leases?: LeaseStore;
 }
 
 export async function build(source: Source, options: BuildOptions = {}): Promise<Built> {
@@ -45,8 +49,9 @@ export async function build(source: Source, options: BuildOptions = {}): Promise
     log: (line) => log.push(line),
     ...(options.memoryUsage === undefined ? {} : { memoryUsage: options.memoryUsage }),
     ...(options.quarantineWriter === undefined ? {} : { quarantine: options.quarantineWriter }),
+    ...(options.leases === undefined ? {} : { leases: options.leases }),
     primaryRaw: (confirm) => {
-      raw = new MemoryRawSink(confirm, log);
+      raw = new MemoryRawSink(confirm, log, 'raw', options.rawHeld);
       options.raw?.(raw);
       return raw;
     },
@@ -54,7 +59,13 @@ export async function build(source: Source, options: BuildOptions = {}): Promise
       ...ids.map((id, i) =>
         secondary({
           open: (confirm) => {
-            const sink = new MemorySecondary(confirm, id, { kind: 'server-ack' }, log);
+            const sink = new MemorySecondary(
+              confirm,
+              id,
+              { kind: 'server-ack' },
+              log,
+              options.tables?.[i],
+            );
             options.secondary?.(sink, i);
             secondaries.push(sink);
             return sink;

@@ -99,11 +99,15 @@ export class MemoryRawSink
   implements ReplayableSink<SourceBatch>
 {
   declare readonly descriptor: PrimaryRawDescriptor;
-  /** Durable records per partition, by offset. */
-  readonly held = new Map<string, Map<number, Uint8Array>>();
   failFlush = false;
 
-  constructor(target: ConfirmTarget<'primary-raw'>, log: string[] = [], id = 'raw') {
+  constructor(
+    target: ConfirmTarget<'primary-raw'>,
+    log: string[] = [],
+    id = 'raw',
+    /** Durable records per partition, by offset; pass one in to share raw between runs. */
+    readonly held = new Map<string, Map<number, Uint8Array>>(),
+  ) {
     super(
       target,
       {
@@ -161,13 +165,13 @@ export class MemorySecondary
   extends ControlledSink<'secondary'>
   implements Sink<'secondary', MemoryRow[]>
 {
-  readonly rows = new Map<string, MemoryRow>();
-
   constructor(
     target: ConfirmTarget<'secondary'>,
     id = 'secondary',
     durability: Durability = { kind: 'server-ack' },
     log: string[] = [],
+    /** Durable rows by `partition:offset`; pass one in to share a table between runs. */
+    readonly rows = new Map<string, MemoryRow>(),
   ) {
     super(
       target,

@@ -1,0 +1,127 @@
+import {
+  derivedCoverage,
+  type OffsetSpan,
+  type ReplayableSink,
+  type Sink,
+  type SourceBatch,
+} from '@thalweg/connector-core';
+import type { Derive, Derived, QuarantineNote } from '../topology.js';
+import type { RecoveryWindow } from './recovery-window.js';
+
+/** One secondary as recovery drives it: the same sink and derivation as the live lane. */
+export interface ReplayTarget<B> {
+  readonly sink: Sink<'secondary', B>;
+  readonly derive: Derive<B>;
+}
+
+/**
+ * What to do with records the derivation refuses during a replay:
+ * `rehydrate` (default) sends them to quarantine again, so the quarantine
+ * holds them even if the first attempt never reached it; `skip-dlq` replays
+ * clean data only and reports that the window's quarantine view is
+ * incomplete.
+ */
+export type QuarantineMode = 'rehydrate' | 'skip-dlq';
+
+export interface ReplayOptions {
+  readonly signal: AbortSignal;
+  /** Stop after this long; what was replayed is covered, the rest stays a gap. */
+  readonly maxMs: number;
+  readonly quarantineMode: QuarantineMode;
+  readonly quarantine: (sink: string, batch: SourceBatch, note: QuarantineNote) => void;
+  /** Records a span the derivation left nothing of (held vacuously). */
+  readonly recordEmpty: (span: OffsetSpan) => void;
+  /** Keeps the window's lease; false once it was lost (another worker has it). */
+  readonly keepLease: () => Promise<boolean>;
+  readonly now: () => number;
+}
+
+export type ReplayOutcome =
+  | { readonly kind: 'done'; readonly records: number; readonly quarantineSkipped: number }
+  | {
+      readonly kind: 'timed-out' | 'lease-lost' | 'aborted';
+      readonly records: number;
+      readonly quarantineSkipped: number;
+    };
+
+/**
+ * Replays one window from raw into a lagging secondary through the same
+ * derivation and sink code as the live path. Coverage is recorded by the
+ * sink's confirm target after its durable acknowledgement, exactly as live;
+ * this function only waits for those acknowledgements (`flush`) before it
+ * reports the window done. Each batch read from raw is clipped to the gap it
+ * was asked for, so a coverage claim can never reach past what was replayed.
+ */
+export async function replayWindow<B>(
+  raw: ReplayableSink<SourceBatch>,
+  window: RecoveryWindow,
+  target: ReplayTarget<B>,
+  options: ReplayOptions,
+): Promise<ReplayOutcome> {
+  const started = options.now();
+  let records = 0;
+  let quarantineSkipped = 0;
+  const stopped = async (): Promise<ReplayOutcome['kind'] | null> => {
+    if (options.signal.aborted) return 'aborted';
+    if (options.now() - started > options.maxMs) return 'timed-out';
+    if (!(await options.keepLease())) return 'lease-lost';
+    return null;
+  };
+  for (const gap of window.gaps) {
+    const want: OffsetSpan = {
+      topic: window.topic,
+      partition: window.partition,
+      start: gap.start,
+      end: gap.end,
+    };
+    for await (const read of raw.read(want, options.signal)) {
+      const batch = clip(read, want);
+      if (batch === null) continue;
+      const derived = deriveSafely(target.derive, batch);
+      for (const note of derived.quarantined) {
+        if (options.quarantineMode === 'rehydrate') options.quarantine(window.sink, batch, note);
+        else quarantineSkipped += 1;
+      }
+      if (derived.batch === null) options.recordEmpty(batch.span);
+      else {
+        await target.sink.submit(
+          derived.batch,
+          batch.span,
+          derivedCoverage(target.sink.descriptor.id, batch.span),
+        );
+      }
+      records += batch.records.length;
+      const why = await stopped();
+      if (why !== null) {
+        await target.sink.flush();
+        return { kind: why, records, quarantineSkipped };
+      }
+    }
+  }
+  await target.sink.flush();
+  return { kind: 'done', records, quarantineSkipped };
+}
+
+/** The part of a batch inside `want`; null when nothing of it is. */
+function clip(batch: SourceBatch, want: OffsetSpan): SourceBatch | null {
+  const start = Math.max(batch.span.start, want.start);
+  const end = Math.min(batch.span.end, want.end);
+  if (end <= start) return null;
+  if (start === batch.span.start && end === batch.span.end) return batch;
+  return {
+    span: { ...batch.span, start, end },
+    records: batch.records.filter((r) => r.offset >= start && r.offset < end),
+  };
+}
+
+function deriveSafely<B>(derive: Derive<B>, batch: SourceBatch): Derived<B> {
+  try {
+    return derive(batch);
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error);
+    return {
+      batch: null,
+      quarantined: batch.records.map((r) => ({ offset: r.offset, reason: 'decode', detail })),
+    };
+  }
+}
