@@ -1,5 +1,5 @@
 import { sinkId } from '@thalweg/connector-core';
-import { InMemoryCoverage, RangeSet } from '@thalweg/offset-store';
+import { InMemoryCoverage, InMemoryLeaseStore, RangeSet } from '@thalweg/offset-store';
 import { describe, expect, it } from 'vitest';
 import { cut, planRecovery } from '../src/index.js';
 import { build, keepOpen } from './doubles/harness.js';
@@ -135,5 +135,86 @@ describe('recovery as a role', () => {
     expect(sink.rows.size).toBe(2000);
     const covered = await coverage.covered({ sink: SEC, topic: 't', partition: 0 });
     expect(covered.ranges()).toEqual([{ start: 0, end: 2000 }]);
+  });
+
+  it('splits the work between workers that share a lease store, replaying each window once', async () => {
+    const coverage = keepOpen(new InMemoryCoverage({ sinks: [RAW, SEC] }));
+    const rawHeld = new Map<string, Map<number, Uint8Array>>();
+    const table = new Map<string, MemoryRow>();
+    const logs = () => logsOf('t', 4, 500);
+    const ingest = await build(new MemoryStoreSource(logs(), 25), {
+      coverage,
+      rawHeld,
+      tables: [table],
+      secondaries: 1,
+      secondary: (s) => (s.failSubmits = true),
+      config: { recovery: { role: 'ingest' } },
+    });
+    await ingest.pipeline.run();
+    expect(table.size).toBe(0);
+
+    const leases = new InMemoryLeaseStore();
+    const worker = () =>
+      build(new MemoryStoreSource(logs(), 25), {
+        coverage,
+        rawHeld,
+        tables: [table],
+        secondaries: 1,
+        leases,
+        secondary: (s) => (s.mode = 'auto'),
+        config: {
+          recovery: { role: 'recovery', windowRecords: 100, leaseTtlMs: 5000, renewEveryMs: 1000 },
+        },
+      });
+    const [a, b] = await Promise.all([worker(), worker()]);
+    if (a === undefined || b === undefined) throw new Error('workers');
+    const [sa, sb] = await Promise.all([
+      a.pipeline.run({ untilCaughtUp: true }),
+      b.pipeline.run({ untilCaughtUp: true }),
+    ]);
+    expect(table.size).toBe(2000);
+    const replayed = (sa.recovery?.recordsReplayed ?? 0) + (sb.recovery?.recordsReplayed ?? 0);
+    // Each window went to one worker while its lease was live: nothing replayed twice.
+    expect(replayed).toBe(2000);
+    expect(sa.recovery?.windowsReplayed).toBeGreaterThan(0);
+    expect(sb.recovery?.windowsReplayed).toBeGreaterThan(0);
+  });
+
+  it('skip-dlq replays clean records only and reports the windows whose quarantine view is incomplete', async () => {
+    const coverage = keepOpen(new InMemoryCoverage({ sinks: [RAW, SEC] }));
+    const rawHeld = new Map<string, Map<number, Uint8Array>>();
+    const logs = () => logsOf('t', 1, 100, (o) => (o % 25 === 0 ? 'not json' : '{}'));
+    await (
+      await build(new MemoryStoreSource(logs(), 10), {
+        coverage,
+        rawHeld,
+        secondaries: 1,
+        secondary: (s) => (s.failSubmits = true),
+        config: { recovery: { role: 'ingest' } },
+      })
+    ).pipeline.run();
+    const entries: string[] = [];
+    const skip = await build(new MemoryStoreSource(logs(), 10), {
+      coverage,
+      rawHeld,
+      secondaries: 1,
+      quarantineWriter: async (e) => {
+        entries.push(`${e.reason}@${e.record.offset}`);
+      },
+      config: { recovery: { role: 'recovery', windowRecords: 50, quarantine: 'skip-dlq' } },
+    });
+    const stats = await skip.pipeline.run({ untilCaughtUp: true });
+    expect(entries).toEqual([]);
+    expect(stats.recovery?.quarantineSkipped).toBe(4);
+    expect(stats.recovery?.incompleteQuarantineWindows).toEqual(['sec0/t/0/0/0', 'sec0/t/0/1/50']);
+    expect(skip.secondaries[0]?.rows.size).toBe(96);
+  });
+
+  it('refuses a renewal interval that is not below the lease TTL', async () => {
+    await expect(
+      build(new MemoryStoreSource(logsOf('t', 1, 1), 1), {
+        config: { recovery: { leaseTtlMs: 1000, renewEveryMs: 1000 } },
+      }),
+    ).rejects.toThrow(/config\.recovery\.renewEveryMs/);
   });
 });
