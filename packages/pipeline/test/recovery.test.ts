@@ -167,7 +167,6 @@ describe('recovery as a role', () => {
         },
       });
     const [a, b] = await Promise.all([worker(), worker()]);
-    if (a === undefined || b === undefined) throw new Error('workers');
     const [sa, sb] = await Promise.all([
       a.pipeline.run({ untilCaughtUp: true }),
       b.pipeline.run({ untilCaughtUp: true }),
