@@ -12,3 +12,4 @@ export * from './recovery/recovery-config.js';
 export * from './recovery/recovery-window.js';
 export type { ReplayTarget, QuarantineMode, ReplayOutcome } from './recovery/replay-window.js';
 export type { RecoveryBacklog, RecoveryStats } from './recovery/recovery-runner.js';
+export * from './recovery/coverage-report.js';
