@@ -69,9 +69,10 @@ function render(s: DemoSummary): string {
   return [
     `records in:         ${s.records_in}`,
     `raw durable:        ${s.raw_durable} (read back: missing ${s.raw_missing}, over-claimed ${s.raw_overclaimed})`,
-    `zerobus delivered:  ${s.zerobus_delivered} (stream rebuilds ${s.zerobus_rebuilds})`,
+    `zerobus delivered:  ${s.zerobus_delivered} live (stream rebuilds ${s.zerobus_rebuilds}; shed while rebuilding ${s.zerobus_shed})`,
+    `recovery replayed:  ${s.recovered} records from raw into zerobus-events`,
     `quarantined:        ${quarantined || 'none'}`,
-    `coverage gaps:      ${gaps} (offsets recovery would replay)`,
+    `coverage gaps:      ${gaps} (after recovery)`,
     `committed:          ${Object.entries(s.committed)
       .map(([p, n]) => `${p}@${n}`)
       .join(' ')} (cursors leading raw: ${s.cursor_leads})`,

@@ -27,7 +27,10 @@ export interface DemoSummary extends DemoAudit {
   readonly records_in: number;
   readonly raw_durable: number;
   readonly zerobus_delivered: number;
+  readonly zerobus_shed: number;
   readonly zerobus_rebuilds: number;
+  /** Records the recovery role replayed from raw into the secondary after ingest. */
+  readonly recovered: number;
   readonly quarantined: Readonly<Record<string, number>>;
   readonly records_per_s: number;
   readonly elapsed_ms: number;
@@ -55,7 +58,6 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
   const topic = 'demo';
   const source = new GeneratedSource({ topic, ...options });
   const coverageDir = join(options.dir, 'coverage');
-  const coverage = await LevelDbCoverage.open({ location: coverageDir, sinks: [RAW, ZEROBUS] });
   const factory = new FakeTransportFactory(
     { ackLatencyMs: options.ackLatencyMs, bandwidthBytesPerSec: 200 * 1024 * 1024 },
     (opened) =>
@@ -76,51 +78,62 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
   const quiet = (): void => undefined;
   let zerobus: ZerobusSink<'secondary'> | undefined;
   let raw: RawSegmentSink | undefined;
-  const pipeline = await Pipeline.open({
-    source,
-    coverage,
-    log: (line) => {
-      if (!line.includes('resumes at')) options.progress(line.replace(/^thalweg pipeline: /, ''));
-    },
-    config: { maxBatchRecords: options.batchSize },
-    primaryRaw: async (confirm) =>
-      (raw = await RawSegmentSink.open({
-        id: RAW,
-        dir: join(options.dir, 'raw'),
-        cluster: source.cluster,
-        confirm,
-        log: quiet,
-      })),
-    secondaries: [
-      secondary<RecordBatch>({
-        open: (target) =>
-          (zerobus = new ZerobusSink<'secondary'>({
-            id: ZEROBUS,
-            config: { table: 'main.demo.events', streams: 1, rebuild: { baseDelayMs: 5 } },
-            fields: FIELDS,
-            factory,
-            target,
-            log: quiet,
-          })),
-        derive: (batch) => {
-          const { batch: rows, refused } = jsonRecordsToBatch(builder, source.cluster, batch);
-          return { batch: rows, quarantined: refused };
-        },
-      }),
-    ],
-  });
+  const open = async (role: 'both' | 'recovery') =>
+    Pipeline.open({
+      source,
+      coverage: await LevelDbCoverage.open({ location: coverageDir, sinks: [RAW, ZEROBUS] }),
+      log: (line) => {
+        if (!line.includes('resumes at')) options.progress(line.replace(/^thalweg \w+: /, ''));
+      },
+      config: {
+        maxBatchRecords: options.batchSize,
+        // A small lane: while the dead stream is rebuilt, the lane sheds to
+        // coverage gaps instead of holding up raw, and recovery repairs them.
+        secondaries: { [ZEROBUS]: { maxQueuedBatches: 8 } },
+        recovery: { role, windowRecords: 10_000 },
+      },
+      primaryRaw: async (confirm) =>
+        (raw = await RawSegmentSink.open({
+          id: RAW,
+          dir: join(options.dir, 'raw'),
+          cluster: source.cluster,
+          confirm,
+          log: quiet,
+        })),
+      secondaries: [
+        secondary<RecordBatch>({
+          open: (target) =>
+            (zerobus = new ZerobusSink<'secondary'>({
+              id: ZEROBUS,
+              config: { table: 'main.demo.events', streams: 1, rebuild: { baseDelayMs: 400 } },
+              fields: FIELDS,
+              factory,
+              target,
+              log: quiet,
+            })),
+          derive: (batch) => {
+            const { batch: rows, refused } = jsonRecordsToBatch(builder, source.cluster, batch);
+            return { batch: rows, quarantined: refused };
+          },
+        }),
+      ],
+    });
 
   const total = options.partitions * options.recordsPerPartition;
-  const timer = setInterval(() => {
-    options.progress(progressLine(pipeline.stats(), total));
-  }, 500);
-  let stats: PipelineStats;
-  try {
-    stats = await pipeline.run();
-  } finally {
-    clearInterval(timer);
-  }
-  options.progress(progressLine(stats, total));
+  const ingest = await open('both');
+  const stats = await withProgress(ingest, (s) => progressLine(s, total), options.progress);
+  const rebuilds = (zerobus?.metrics() ?? []).reduce((n, m) => n + m.rebuilds.value, 0);
+  const coalesce = zerobus?.metrics()[0]?.coalesce.quantile(0.5) ?? null;
+  const rawCoalesce = raw?.stats().coalesce ?? 0;
+  // Recovery as its own role: replay what the secondary missed from raw.
+  const recovery = await open('recovery');
+  const repaired = await withProgress(
+    recovery,
+    (s) =>
+      `recovery: replayed ${s.recovery?.recordsReplayed ?? 0}, behind ${s.recovery?.backlog.maxLagRecords ?? 0}`,
+    options.progress,
+    { untilCaughtUp: true },
+  );
 
   const partitions: SourcePartition[] = source.partitions();
   const audit = await auditDemo({
@@ -132,20 +145,49 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     sinks: [RAW, ZEROBUS],
     sourceName: source.cluster,
   });
-  const metrics = zerobus?.metrics() ?? [];
   const elapsed = stats.elapsedMs;
   return {
     records_in: stats.source.records,
     raw_durable: stats.raw.durableRecords,
     zerobus_delivered: stats.secondaries[0]?.deliveredRecords ?? 0,
-    zerobus_rebuilds: metrics.reduce((n, m) => n + m.rebuilds.value, 0),
-    quarantined: { ...stats.quarantine.byReason },
+    zerobus_shed: stats.secondaries[0]?.shedRecords ?? 0,
+    zerobus_rebuilds: rebuilds,
+    recovered: repaired.recovery?.recordsReplayed ?? 0,
+    quarantined: sumCounts(stats.quarantine.byReason, repaired.quarantine.byReason),
     records_per_s: Math.round((stats.raw.durableRecords * 1000) / Math.max(1, elapsed)),
     elapsed_ms: Math.round(elapsed),
-    raw_coalesce: raw?.stats().coalesce ?? 0,
-    zerobus_coalesce_p50: metrics[0]?.coalesce.quantile(0.5) ?? null,
+    raw_coalesce: rawCoalesce,
+    zerobus_coalesce_p50: coalesce,
     ...audit,
   };
+}
+
+function sumCounts(
+  a: Readonly<Record<string, number | undefined>>,
+  b: Readonly<Record<string, number | undefined>>,
+): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [k, v] of [...Object.entries(a), ...Object.entries(b)])
+    out[k] = (out[k] ?? 0) + (v ?? 0);
+  return out;
+}
+
+async function withProgress(
+  pipeline: Pipeline,
+  line: (stats: PipelineStats) => string,
+  progress: (line: string) => void,
+  options: { readonly untilCaughtUp?: boolean } = {},
+): Promise<PipelineStats> {
+  const timer = setInterval(() => {
+    progress(line(pipeline.stats()));
+  }, 500);
+  try {
+    const stats = await pipeline.run(options);
+    progress(line(stats));
+    return stats;
+  } finally {
+    clearInterval(timer);
+  }
 }
 
 function progressLine(stats: PipelineStats, total: number): string {
