@@ -1,10 +1,32 @@
 // `pnpm --filter @thalweg/sink-files bench`: one JSON object per line.
-// The raw segment sink on the local disk, the same batches two ways in one
-// run: pipelined (submit returns on acceptance, the writer group-commits
-// whatever queued during the previous fsync) against the serial baseline
-// (flush after every submit: one segment, two fsyncs, per batch). The
-// source yields to the event loop between batches in both, as a network
-// source does, so the writer runs while batches arrive.
+// The raw segment sink on the local disk, the same batches three ways in one
+// run:
+// - serial-flush (the baseline): inline writer, flush after every submit
+//   (one segment, two fsyncs, per batch);
+// - pipelined-inline: submit returns on acceptance, the writer on the same
+//   thread group-commits whatever queued during the previous fsync;
+// - pipelined-worker: the same with the writer thread (the default), where
+//   the submitting thread only checks and packs.
+// The source yields to the event loop between batches, as a network source
+// does. Each run first writes as many batches of another topic through the
+// same sink, the same way, and flushes: what is measured is the sustained
+// rate, not a writer thread's cold JIT or the packing buffers' first
+// allocation; then the garbage is collected and RECORDS records are timed. Each mode runs RUNS times; the
+// line is the run with the median records/s.
+//
+// The batches are built before the runs (source: prebuilt), so the records
+// are cold in the CPU cache when submitted, and packing them costs more
+// than behind a live source, which hands over records it has just decoded.
+// One more worker line builds each batch just before submitting it
+// (source: fresh); its records/s includes that building.
+//
+// Per record:
+// - submit_ns: wall time in the synchronous part of `submit` (check, pack,
+//   hand-over), what the source's thread waits for raw;
+// - main_cpu_ns: all CPU time of the submitting thread over the timed run
+//   (the inline writer's encoding and writes included; Linux schedstat, to a
+//   scheduler tick; null elsewhere). A worker's own CPU time is not in it.
+import { openSync, readSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,81 +37,155 @@ import {
   type SourceBatch,
   type SourceRecord,
 } from '@thalweg/connector-core';
-import { RawSegmentSink } from '@thalweg/sink-files';
+import { RawSegmentSink, type RawWriterMode } from '@thalweg/sink-files';
 
-const RECORDS = 100_000;
+const RECORDS = 200_000;
 const RECORD_BYTES = 256;
-const BATCH_RECORDS = 100;
+const BATCH_RECORDS = 500;
 const PARTITIONS = 4;
+const RUNS = 3;
 
-function batches(): SourceBatch[] {
-  const out: SourceBatch[] = [];
-  const next = Array.from({ length: PARTITIONS }, () => 0);
-  for (let b = 0; b < RECORDS / BATCH_RECORDS; b++) {
-    const partition = b % PARTITIONS;
-    const start = next[partition] ?? 0;
-    const records: SourceRecord[] = Array.from({ length: BATCH_RECORDS }, (_, i) => ({
-      offset: start + i,
-      key: Buffer.from(`key-${(start + i) % 1000}`),
-      value: Buffer.alloc(RECORD_BYTES, (start + i) % 251),
-      timestamp: 1_700_000_000_000 + start + i,
-      headers: { source: Buffer.from('bench') },
-    }));
-    out.push({ span: offsetSpan('bench', partition, start, start + BATCH_RECORDS), records });
-    next[partition] = start + BATCH_RECORDS;
-  }
-  return out;
+/** Batch `b` of a topic: partitions in turn, consecutive offsets in each. */
+function buildBatch(topic: string, b: number): SourceBatch {
+  const partition = b % PARTITIONS;
+  const start = Math.floor(b / PARTITIONS) * BATCH_RECORDS;
+  const records: SourceRecord[] = Array.from({ length: BATCH_RECORDS }, (_, i) => ({
+    offset: start + i,
+    key: Buffer.from(`key-${(start + i) % 1000}`),
+    value: Buffer.alloc(RECORD_BYTES, (start + i) % 251),
+    timestamp: 1_700_000_000_000 + start + i,
+    headers: { source: Buffer.from('bench') },
+  }));
+  return { span: offsetSpan(topic, partition, start, start + BATCH_RECORDS), records };
 }
 
-const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+/**
+ * Where batches come from: `prebuilt` ones, built before the runs (cold in
+ * the CPU cache when submitted), or `fresh` ones, built just before each
+ * submit as a decoding source does (the building is in the timed run).
+ */
+type Source = (b: number) => SourceBatch;
+const COUNT = RECORDS / BATCH_RECORDS;
 
-async function run(data: readonly SourceBatch[], serial: boolean) {
+function prebuilt(topic: string): Source {
+  const built = Array.from({ length: COUNT }, (_, b) => buildBatch(topic, b));
+  return (b) => built[b] as SourceBatch;
+}
+
+const fresh =
+  (topic: string): Source =>
+  (b) =>
+    buildBatch(topic, b);
+
+/** CPU nanoseconds of the calling thread so far, or null where schedstat is missing. */
+const threadCpu: () => number | null = (() => {
+  try {
+    const fd = openSync('/proc/thread-self/schedstat', 'r');
+    const buffer = Buffer.alloc(128);
+    return () =>
+      Number(buffer.toString('latin1', 0, readSync(fd, buffer, 0, 128, 0)).split(' ')[0]);
+  } catch {
+    return () => null;
+  }
+})();
+
+const collectGarbage = (globalThis as { gc?: () => void }).gc;
+const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+const perRecord = (ns: number | null, records: number) =>
+  ns === null ? null : Math.round(ns / records);
+
+async function submitAll(sink: RawSegmentSink, source: Source, serial: boolean) {
+  let records = 0;
+  let inSubmit = 0;
+  for (let b = 0; b < COUNT; b++) {
+    const batch = source(b);
+    const at = performance.now();
+    const accepted = sink.submit(batch, batch.span, NO_CONFIRM);
+    inSubmit += performance.now() - at;
+    await accepted;
+    records += batch.records.length;
+    if (serial) await sink.flush();
+    else await yieldToLoop();
+  }
+  return { records, inSubmit };
+}
+
+async function run(warmup: Source, data: Source, writer: RawWriterMode, serial: boolean) {
   const dir = await mkdtemp(join(tmpdir(), 'twg-sink-files-bench-'));
   try {
     const sink = await RawSegmentSink.open({
       id: sinkId('bench'),
       dir,
       cluster: 'bench',
+      writer,
       confirm: { apply: async () => undefined },
       log: () => undefined,
     });
+    await submitAll(sink, warmup, serial);
+    await sink.flush();
+    // The warm-up's garbage is collected now, not inside the timed run
+    // (`pnpm bench` runs node with --expose-gc).
+    collectGarbage?.();
+    const before = sink.stats();
+    const cpuStart = threadCpu();
     const started = performance.now();
-    for (const batch of data) {
-      await sink.submit(batch, batch.span, NO_CONFIRM);
-      if (serial) await sink.flush();
-      else await yieldToLoop();
-    }
+    const { records, inSubmit } = await submitAll(sink, data, serial);
     await sink.close();
     const seconds = (performance.now() - started) / 1000;
+    const cpuEnd = threadCpu();
     const stats = sink.stats();
+    const segments = stats.segmentsWritten - before.segmentsWritten;
     return {
-      records_per_s: Math.round(RECORDS / seconds),
-      mb_per_s: Number(((RECORDS * RECORD_BYTES) / 1e6 / seconds).toFixed(1)),
-      segments: stats.segmentsWritten,
-      coalesce: Number(stats.coalesce.toFixed(1)),
+      records_per_s: Math.round(records / seconds),
+      mb_per_s: Number(((records * RECORD_BYTES) / 1e6 / seconds).toFixed(1)),
+      submit_ns_per_record: Math.round((inSubmit * 1e6) / records),
+      main_cpu_ns_per_record: perRecord(
+        cpuStart === null || cpuEnd === null ? null : cpuEnd - cpuStart,
+        records,
+      ),
+      segments,
+      coalesce: Number(((stats.batchesWritten - before.batchesWritten) / segments).toFixed(1)),
     };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
 }
 
+async function median(...args: Parameters<typeof run>) {
+  const results = [];
+  for (let i = 0; i < RUNS; i++) results.push(await run(...args));
+  results.sort((a, b) => a.records_per_s - b.records_per_s);
+  return results[Math.floor(RUNS / 2)] as (typeof results)[number];
+}
+
 const emit = (line: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(line)}\n`);
-const data = batches();
+// Built on the fly, so the warm-up does not double the heap the runs collect.
+const warmup = fresh('warmup');
+const data = prebuilt('bench');
 const common = {
   bench: 'raw-segments',
   records: RECORDS,
   record_bytes: RECORD_BYTES,
   batch_records: BATCH_RECORDS,
   partitions: PARTITIONS,
+  runs: RUNS,
 };
-await run(data.slice(0, 50), false); // warm-up: JIT, file system caches
-const serial = await run(data, true);
-emit({ ...common, mode: 'serial-flush', ...serial });
-const piped = await run(data, false);
-emit({
-  ...common,
-  mode: 'pipelined',
-  ...piped,
-  baseline_records_per_s: serial.records_per_s,
-  ratio: Number((piped.records_per_s / serial.records_per_s).toFixed(2)),
-});
+const serial = await median(warmup, data, 'inline', true);
+emit({ ...common, mode: 'serial-flush', writer: 'inline', source: 'prebuilt', ...serial });
+const pipelined = [
+  ['inline', 'prebuilt', data],
+  ['worker', 'prebuilt', data],
+  ['worker', 'fresh', fresh('bench')],
+] as const;
+for (const [writer, source, batches] of pipelined) {
+  const piped = await median(warmup, batches, writer, false);
+  emit({
+    ...common,
+    mode: `pipelined-${writer}`,
+    writer,
+    source,
+    ...piped,
+    baseline_records_per_s: serial.records_per_s,
+    ratio: Number((piped.records_per_s / serial.records_per_s).toFixed(2)),
+  });
+}

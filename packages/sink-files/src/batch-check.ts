@@ -29,6 +29,9 @@ export function checkSourceBatch(batch: SourceBatch): OffsetSpan {
   let previous = -1;
   records.forEach((record, i) => {
     const at = `batch.records[${i}]`;
+    if (typeof record !== 'object' || (record as SourceRecord | null) === null) {
+      throw new RawSinkError('TWG_RAW_BATCH_INVALID', 'must be a record object', { field: at });
+    }
     let offset: number;
     try {
       offset = checkOffset(record.offset, `${at}.offset`);
@@ -100,7 +103,8 @@ export function checkSubmission(
   }
 }
 
-function checkSpan(span: OffsetSpan, field: string): OffsetSpan {
+/** A span checked by connector-core, a refusal naming `field` and the bad part. */
+export function checkSpan(span: OffsetSpan, field: string): OffsetSpan {
   try {
     return offsetSpan(span.topic, span.partition, span.start, span.end);
   } catch (cause) {

@@ -13,7 +13,7 @@ export interface DurableWriteDeps {
 }
 
 /**
- * Makes `bytes` the durable segment `name` (flush-close): write a temp file,
+ * Makes `segment` the durable segment `name` (flush-close): write a temp file,
  * fsync it, close it, rename it into place, fsync the directory. Only when
  * all five succeeded is the segment durable; the caller confirms nothing
  * before this resolves.
@@ -29,7 +29,7 @@ export async function writeSegmentDurably(
   deps: DurableWriteDeps,
   sequence: number,
   name: string,
-  bytes: Uint8Array,
+  segment: readonly Uint8Array[],
 ): Promise<void> {
   const { fs, dir, retry } = deps;
   const target = join(dir, name);
@@ -38,7 +38,7 @@ export async function writeSegmentDurably(
     try {
       const file = await fs.create(temp);
       try {
-        await file.write(bytes);
+        await file.write(segment);
         await file.sync();
       } catch (error) {
         await file.close().catch(() => undefined); // the write's error is the one to report

@@ -7,8 +7,12 @@ export const RAW_ERROR_CODES = [
   'TWG_RAW_WRITE_FAILED',
   /** A segment on disk that does not parse as a raw segment; names the file. */
   'TWG_RAW_SEGMENT_CORRUPT',
-  /** Two durable copies of one offset with different record ids; names both files. */
+  /** A segment of another format version; names the file. */
+  'TWG_RAW_SEGMENT_VERSION',
+  /** Two durable copies of one offset whose stored content differs; names both files. */
   'TWG_RAW_RECORD_CONFLICT',
+  /** The writer thread cannot start (its compiled entry is missing or of another build). */
+  'TWG_RAW_WRITER_UNAVAILABLE',
   /** Submit after close. */
   'TWG_RAW_CLOSED',
 ] as const;
@@ -21,13 +25,17 @@ export type RawErrorCode = (typeof RAW_ERROR_CODES)[number];
  *   done; reopening it (a new instance) and replaying what was never confirmed
  *   is the rebuild.
  * - Corruption and conflicts are `fatal-config`: raw no longer proves what it
- *   holds, and a person must look before anything is replayed from it.
+ *   holds, and a person must look before anything is replayed from it. So is
+ *   a segment of another format version (no reader for it ships) and a
+ *   writer thread that cannot start (a missing or stale build).
  */
 const CLASS_OF: Record<RawErrorCode, ErrorClass> = {
   TWG_RAW_BATCH_INVALID: 'poison',
   TWG_RAW_WRITE_FAILED: 'poison',
   TWG_RAW_SEGMENT_CORRUPT: 'fatal-config',
+  TWG_RAW_SEGMENT_VERSION: 'fatal-config',
   TWG_RAW_RECORD_CONFLICT: 'fatal-config',
+  TWG_RAW_WRITER_UNAVAILABLE: 'fatal-config',
   TWG_RAW_CLOSED: 'fatal-config',
 };
 
@@ -42,9 +50,12 @@ export class RawSinkError extends ThalwegError<RawErrorCode> {
   readonly file: string | undefined;
   readonly field: string | undefined;
   readonly offset: number | undefined;
+  /** The message without the location: what a writer thread sends across to be located again. */
+  readonly reason: string;
 
   constructor(code: RawErrorCode, reason: string, at: RawErrorLocation = {}, cause?: unknown) {
     super({ code, errorClass: CLASS_OF[code], message: locate(at) + reason, cause });
+    this.reason = reason;
     this.file = at.file;
     this.field = at.field;
     this.offset = at.offset;

@@ -16,6 +16,9 @@
  *
  * Keys are UTF-8, so a key holding a lone surrogate (which UTF-8 cannot
  * represent) is refused rather than silently rewritten to U+FFFD.
+ *
+ * The encoder is the packer's (batch-packer.ts), which writes each record's
+ * headers straight into the batch it packs.
  */
 const LONE_SURROGATE = /\p{Surrogate}/u;
 
@@ -31,33 +34,6 @@ export function headersProblem(headers: unknown): string | null {
     }
   }
   return null;
-}
-
-/** Encoded size of a header map, for allocating every row's headers at once. */
-export function encodedHeadersLength(headers: Readonly<Record<string, Uint8Array>>): number {
-  let n = 0;
-  for (const [key, value] of Object.entries(headers)) {
-    n += 8 + Buffer.byteLength(key, 'utf8') + value.byteLength;
-  }
-  return n;
-}
-
-/** Writes `headers` into `out` at `at`; returns the end. `out` must have room. */
-export function writeHeaders(
-  headers: Readonly<Record<string, Uint8Array>>,
-  out: Buffer,
-  at: number,
-): number {
-  let pos = at;
-  for (const [key, value] of Object.entries(headers)) {
-    const keyLength = out.write(key, pos + 4, 'utf8');
-    out.writeUInt32BE(keyLength, pos);
-    pos += 4 + keyLength;
-    out.writeUInt32BE(value.byteLength, pos);
-    out.set(value, pos + 4);
-    pos += 4 + value.byteLength;
-  }
-  return pos;
 }
 
 /**

@@ -5,3 +5,4 @@ export * from './raw-envelope.js';
 export * from './segment-codec.js';
 export * from './segment-name.js';
 export * from './raw-segment-sink.js';
+export type { PackedBatch } from './packed-batch.js';

@@ -37,6 +37,8 @@ export class OffsetRuns {
   /** The runs, clipped to `[from, to)` when given. */
   list(from = 0, to = Number.MAX_SAFE_INTEGER): OffsetRun[] {
     const out: OffsetRun[] = [];
+    // An empty window holds no run (clipping would make an empty one).
+    if (from >= to) return out;
     for (const run of this.runs) {
       if (run.end <= from || run.start >= to) continue;
       out.push({ start: Math.max(run.start, from), end: Math.min(run.end, to) });

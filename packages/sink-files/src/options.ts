@@ -12,6 +12,13 @@ import { reasonOf } from './errors.js';
 import { nodeSegmentFs, type SegmentFs } from './segment-fs.js';
 
 const MiB = 1024 * 1024;
+/** Idle packed-batch buffers kept for reuse at most (buffer-pool.ts), unless the queue bound is lower. */
+const MAX_POOLED_BYTES = 64 * MiB;
+
+/** The bytes of idle buffers a sink keeps for packing. */
+export function pooledBytes(o: ResolvedOptions): number {
+  return Math.min(o.maxQueuedBytes, MAX_POOLED_BYTES);
+}
 
 /**
  * What the sink reports that is not an exception of a call: a confirmation
@@ -29,11 +36,21 @@ export type RawSinkEvent =
     }
   | { readonly kind: 'failed'; readonly error: Error };
 
+/**
+ * Where segments are encoded and written:
+ * - `worker` (default): a worker thread; `submit` only checks and packs.
+ * - `inline`: the calling thread, through `fs` (the seam tests inject faults into).
+ */
+export type RawWriterMode = 'inline' | 'worker';
+
 export interface RawSegmentSinkOptions {
   readonly id: SinkId;
   /** The directory segments live in; created when missing. One sink instance per directory. */
   readonly dir: string;
-  /** The source cluster, hashed into every record id (ADR 0003). */
+  /**
+   * The source cluster, recorded in every segment: record ids (ADR 0003) of
+   * what raw holds are computed with it, and a directory holds one cluster.
+   */
   readonly cluster: string;
   /** Where confirmations go, in submission order, after the durable write. */
   readonly confirm: ConfirmTarget<'primary-raw'>;
@@ -47,7 +64,12 @@ export interface RawSegmentSinkOptions {
   readonly maxQueuedBytes?: number;
   /** Records per batch yielded by `read`. Default 4096. */
   readonly readChunkRecords?: number;
-  /** The file system seam; the real one by default. */
+  /** Default `worker`. See RawWriterMode. */
+  readonly writer?: RawWriterMode;
+  /**
+   * The file system seam; the real one by default. An injected one requires
+   * `writer: 'inline'`: functions cannot cross into the writer thread.
+   */
   readonly fs?: SegmentFs;
   /** Retries of a failed segment write. Default 5 attempts from 10 ms, capped at 1 s. */
   readonly retry?: {
@@ -71,6 +93,7 @@ export interface ResolvedOptions {
   readonly maxQueuedBatches: number;
   readonly maxQueuedBytes: number;
   readonly readChunkRecords: number;
+  readonly writer: RawWriterMode;
   readonly fs: SegmentFs;
   readonly retry: RetryPolicy;
   readonly onError: (event: RawSinkEvent) => void;
@@ -87,6 +110,7 @@ const KNOWN = new Set([
   'maxQueuedBatches',
   'maxQueuedBytes',
   'readChunkRecords',
+  'writer',
   'fs',
   'retry',
   'onError',
@@ -120,7 +144,8 @@ export function resolveOptions(
   }
   if (typeof input.cluster !== 'string') throw new ConfigError(at('cluster'), 'must be a string');
   try {
-    // The record id refuses what it cannot hash unambiguously: learn it now, not at the first batch.
+    // Record ids of what raw holds are computed with this cluster: refuse now
+    // a name the id cannot hash unambiguously, not at the first derivation.
     new RecordIdHasher(input.cluster, 'check', 0);
   } catch (cause) {
     throw new ConfigError(at('cluster'), reasonOf(cause));
@@ -131,11 +156,22 @@ export function resolveOptions(
   ) {
     throw new ConfigError(at('confirm'), 'must be a ConfirmTarget with an apply method');
   }
+  const writer: unknown = input.writer ?? 'worker';
+  if (writer !== 'worker' && writer !== 'inline') {
+    throw new ConfigError(at('writer'), `${show(writer)} is not 'worker' or 'inline'`);
+  }
   const fs = input.fs ?? nodeSegmentFs;
   for (const method of FS_METHODS) {
     if (typeof (fs as unknown as Record<string, unknown>)[method] !== 'function') {
       throw new ConfigError(at(`fs.${method}`), 'must be a function (see SegmentFs)');
     }
+  }
+  if (writer === 'worker' && fs !== nodeSegmentFs) {
+    throw new ConfigError(
+      at('fs'),
+      "an injected file system needs writer: 'inline' (the worker thread writes through " +
+        'node:fs; functions cannot cross a thread boundary)',
+    );
   }
   for (const hook of ['onError', 'log'] as const) {
     if (input[hook] !== undefined && typeof input[hook] !== 'function') {
@@ -182,6 +218,7 @@ export function resolveOptions(
       at('maxQueuedBytes'),
     ),
     readChunkRecords: integer(input.readChunkRecords, 4096, 1, 1_000_000, at('readChunkRecords')),
+    writer,
     fs,
     retry: {
       attempts: integer(r.attempts, 5, 1, 1000, at('retry.attempts')),
@@ -206,6 +243,7 @@ export function describeOptions(o: ResolvedOptions): string[] {
   return [
     `dir=${o.dir}`,
     `cluster=${o.cluster}`,
+    `writer=${o.writer}`,
     `maxSegmentBytes=${o.maxSegmentBytes}`,
     `maxBatchesPerSegment=${o.maxBatchesPerSegment}`,
     `maxQueuedBatches=${o.maxQueuedBatches}`,

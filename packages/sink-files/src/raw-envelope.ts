@@ -1,11 +1,4 @@
-import {
-  RECORD_ID_BYTES,
-  RECORD_ID_COLUMN,
-  type OffsetSpan,
-  type SourceBatch,
-  type SourceRecord,
-} from '@thalweg/connector-core';
-import { recordIdColumn } from '@thalweg/stream-arrow';
+import type { OffsetSpan, SourceBatch, SourceRecord } from '@thalweg/connector-core';
 import {
   Binary,
   Field,
@@ -17,23 +10,30 @@ import {
   TimestampMillisecond,
   type Data,
 } from 'apache-arrow';
-import { checkSourceBatch } from './batch-check.js';
+import { BatchPacker } from './batch-packer.js';
+import { BufferPool } from './buffer-pool.js';
 import { RawSinkError, reasonOf } from './errors.js';
-import { encodedHeadersLength, readHeaders, writeHeaders } from './headers-codec.js';
+import { readHeaders } from './headers-codec.js';
+import { packLayout, type PackedBatch } from './packed-batch.js';
 
 /**
  * The raw envelope: one Arrow record batch per source batch, holding exactly
- * what the source delivered plus the record id, so every secondary can be
- * derived again from raw alone.
+ * what the source delivered, so every secondary can be derived again from
+ * raw alone.
  *
- * | column           | type                   | null | holds                                   |
- * |------------------|------------------------|------|-----------------------------------------|
- * | `_twg_record_id` | binary (16 bytes)      | no   | ADR 0003 id of cluster/topic/partition/offset/value |
- * | `offset`         | int64                  | no   | source offset                           |
- * | `timestamp`      | timestamp[ms, UTC]     | no   | source timestamp, ms since the epoch    |
- * | `key`            | binary                 | yes  | record key; null when the source had none |
- * | `value`          | binary                 | no   | payload as delivered (may be empty)     |
- * | `headers`        | binary                 | no   | length-prefixed header map (headers-codec.ts) |
+ * | column      | type               | null | holds                                         |
+ * |-------------|--------------------|------|-----------------------------------------------|
+ * | `offset`    | int64              | no   | source offset                                 |
+ * | `timestamp` | timestamp[ms, UTC] | no   | source timestamp, ms since the epoch          |
+ * | `key`       | binary             | yes  | record key; null when the source had none     |
+ * | `value`     | binary             | no   | payload as delivered (may be empty)           |
+ * | `headers`   | binary             | no   | length-prefixed header map (headers-codec.ts) |
+ *
+ * No `_twg_record_id` column: the id (ADR 0003) is a pure function of the
+ * cluster, topic, partition, offset and value, all of which raw stores, so
+ * whoever builds rows from raw (a secondary's derivation, recovery)
+ * computes it there. Hashing it here cost the submitting thread more than
+ * everything else raw does per record.
  *
  * The span a batch accounts for (which can exceed its records: compaction,
  * transaction markers) and the cluster travel as schema metadata of the
@@ -41,7 +41,6 @@ import { encodedHeadersLength, readHeaders, writeHeaders } from './headers-codec
  * `twg.raw.cluster`.
  */
 export const RAW_ENVELOPE_FIELDS: readonly Field[] = Object.freeze([
-  new Field(RECORD_ID_COLUMN, new Binary(), false),
   new Field('offset', new Int64(), false),
   new Field('timestamp', new TimestampMillisecond('UTC'), false),
   new Field('key', new Binary(), true),
@@ -52,73 +51,58 @@ export const RAW_ENVELOPE_FIELDS: readonly Field[] = Object.freeze([
 export const RAW_SPAN_METADATA = 'twg.raw.span';
 export const RAW_CLUSTER_METADATA = 'twg.raw.cluster';
 
-const MAX_COLUMN_BYTES = 0x7fffffff;
-
 /**
  * Encodes one source batch as a raw envelope batch. The batch is checked
- * first (checkSourceBatch): a bad record fails the whole batch with its
- * offset named, and no partial batch exists.
+ * first (as checkSourceBatch does): a bad record fails the whole batch with
+ * its offset named, and no partial batch exists.
  */
 export function encodeRawBatch(cluster: string, batch: SourceBatch): RecordBatch {
-  const span = checkSourceBatch(batch);
-  const records = batch.records;
-  const n = records.length;
-  let ids: Data;
-  try {
-    ids = recordIdColumn(
-      'binary',
-      {
-        cluster,
-        topic: span.topic,
-        partition: span.partition,
-        offsets: records.map((r) => r.offset),
-        payloads: records.map((r) => r.value),
-      },
-      n,
-      RECORD_ID_COLUMN,
-    );
-  } catch (cause) {
-    throw new RawSinkError('TWG_RAW_BATCH_INVALID', reasonOf(cause), { field: 'cluster' }, cause);
-  }
-  const offsets = new BigInt64Array(n);
-  const timestamps = new BigInt64Array(n);
-  records.forEach((r, i) => {
-    offsets[i] = BigInt(r.offset);
-    timestamps[i] = BigInt(r.timestamp);
-  });
-  const headerBytes = Buffer.allocUnsafe(
-    records.reduce((sum, r) => sum + encodedHeadersLength(r.headers), 0),
-  );
-  const headerOffsets = new Int32Array(n + 1);
-  let at = 0;
-  records.forEach((r, i) => {
-    at = writeHeaders(r.headers, headerBytes, at);
-    headerOffsets[i + 1] = checkColumnSize(at, 'headers', r.offset);
-  });
-  const children = [
-    ids,
-    makeData({ type: new Int64(), length: n, data: offsets }),
-    makeData({ type: new TimestampMillisecond('UTC'), length: n, data: timestamps }),
-    binaryData(records, 'key'),
-    binaryData(records, 'value'),
-    makeData({
-      type: new Binary(),
-      length: n,
-      nullCount: 0,
-      valueOffsets: headerOffsets,
-      data: headerBytes,
-    }),
-  ];
+  const { batch: packed } = new BatchPacker(cluster, new BufferPool(0)).pack(batch);
+  return envelopeOf(cluster, packed);
+}
+
+/** The envelope of a packed batch, with its span and cluster as schema metadata. */
+export function envelopeOf(cluster: string, packed: PackedBatch): RecordBatch {
   const schema = rawSchema(
     new Map([
-      [RAW_SPAN_METADATA, JSON.stringify(span)],
+      [RAW_SPAN_METADATA, JSON.stringify(packed.span)],
       [RAW_CLUSTER_METADATA, cluster],
     ]),
   );
-  return new RecordBatch(
-    schema,
-    makeData({ type: new Struct(schema.fields), length: n, children }),
-  );
+  return new RecordBatch(schema, envelopeData(packed));
+}
+
+/** The envelope's columns as views into the packed buffer: nothing is copied. */
+export function envelopeData(packed: PackedBatch): Data<Struct> {
+  const n = packed.count;
+  const b = packed.buffer;
+  const at = packLayout(n, packed.keyBytes, packed.valueBytes, packed.headerBytes);
+  const binary = (offsets: number, data: number, bytes: number, validity?: Uint8Array) =>
+    makeData({
+      type: new Binary(),
+      length: n,
+      nullCount: validity === undefined ? 0 : packed.nullKeys,
+      ...(validity === undefined ? {} : { nullBitmap: validity }),
+      valueOffsets: new Int32Array(b, offsets, n + 1),
+      data: new Uint8Array(b, data, bytes),
+    });
+  const children = [
+    makeData({ type: new Int64(), length: n, data: new BigInt64Array(b, at.offsets, n) }),
+    makeData({
+      type: new TimestampMillisecond('UTC'),
+      length: n,
+      data: new BigInt64Array(b, at.timestamps, n),
+    }),
+    binary(
+      at.keyOffsets,
+      at.keys,
+      packed.keyBytes,
+      packed.nullKeys > 0 ? new Uint8Array(b, at.validity, at.validityBytes) : undefined,
+    ),
+    binary(at.valueOffsets, at.values, packed.valueBytes),
+    binary(at.headerOffsets, at.headers, packed.headerBytes),
+  ];
+  return makeData({ type: new Struct([...RAW_ENVELOPE_FIELDS]), length: n, children });
 }
 
 /** The envelope schema with the given metadata. */
@@ -170,15 +154,15 @@ export function spanFromJson(value: unknown, file: string | undefined, what: str
 
 /**
  * Row access to an envelope batch without materialising records: the read
- * path compares offsets and record ids of overlapping copies and builds a
- * record only for the copy it yields. Construction checks the schema and
- * every offset and id, so a damaged batch fails here, with the file named.
+ * path compares the stored content of overlapping copies and builds a
+ * record only for the copy it yields. Construction checks the schema, every
+ * offset and timestamp, and the value buffers, so a damaged batch fails
+ * here, with the file named.
  */
 export class RawRows {
   readonly length: number;
   private readonly offsets: Float64Array;
   private readonly timestamps: BigInt64Array;
-  private readonly ids: BinaryColumn;
   private readonly keys: BinaryColumn;
   private readonly values: BinaryColumn;
   private readonly headers: BinaryColumn;
@@ -197,12 +181,11 @@ export class RawRows {
       }
       return data;
     };
-    this.ids = BinaryColumn.of(column(0), 'record id', false, file);
-    const rawOffsets = int64s(column(1), 'offset', file);
-    this.timestamps = int64s(column(2), 'timestamp', file);
-    this.keys = BinaryColumn.of(column(3), 'key', true, file);
-    this.values = BinaryColumn.of(column(4), 'value', false, file);
-    this.headers = BinaryColumn.of(column(5), 'headers', false, file);
+    const rawOffsets = int64s(column(0), 'offset', file);
+    this.timestamps = int64s(column(1), 'timestamp', file);
+    this.keys = BinaryColumn.of(column(2), 'key', true, file);
+    this.values = BinaryColumn.of(column(3), 'value', false, file);
+    this.headers = BinaryColumn.of(column(4), 'headers', false, file);
     this.offsets = new Float64Array(this.length);
     for (let i = 0; i < this.length; i++) {
       const offset = Number(rawOffsets[i]);
@@ -210,9 +193,6 @@ export class RawRows {
         corrupt(file, `row ${i}: offset ${String(rawOffsets[i])} is not an ascending safe offset`);
       }
       this.offsets[i] = offset;
-      if (this.ids.get(i)?.byteLength !== RECORD_ID_BYTES) {
-        corrupt(file, `offset ${offset}: record id is not ${RECORD_ID_BYTES} bytes`);
-      }
     }
     for (let i = 0; i < this.length; i++) {
       const ts = this.timestamps[i] ?? 0n;
@@ -230,8 +210,41 @@ export class RawRows {
     return this.offsets[i] ?? Number.NaN;
   }
 
-  recordId(i: number): Uint8Array {
-    return this.ids.get(i) ?? new Uint8Array(0);
+  timestamp(i: number): number {
+    return Number(this.timestamps[i] ?? 0n);
+  }
+
+  key(i: number): Uint8Array | null {
+    return this.keys.get(i);
+  }
+
+  value(i: number): Uint8Array {
+    return this.values.get(i) ?? new Uint8Array(0);
+  }
+
+  /** The row's headers as stored (headers-codec.ts), not decoded. */
+  headerBytes(i: number): Uint8Array {
+    return this.headers.get(i) ?? new Uint8Array(0);
+  }
+
+  /**
+   * The first field in which row `i` differs from row `j` of `other`, byte
+   * for byte, or null when they hold the same record content (the offset is
+   * the caller's to compare). Two stored copies of one offset must be equal:
+   * the source delivers one record per offset.
+   */
+  difference(
+    i: number,
+    other: RawRows,
+    j: number,
+  ): 'key' | 'value' | 'timestamp' | 'headers' | null {
+    const a = this.key(i);
+    const b = other.key(j);
+    if (a === null ? b !== null : b === null || !sameBytes(a, b)) return 'key';
+    if (!sameBytes(this.value(i), other.value(j))) return 'value';
+    if (this.timestamp(i) !== other.timestamp(j)) return 'timestamp';
+    if (!sameBytes(this.headerBytes(i), other.headerBytes(j))) return 'headers';
+    return null;
   }
 
   /** The first row whose offset is at least `offset` (binary search; offsets ascend). */
@@ -257,8 +270,8 @@ export class RawRows {
     return {
       offset,
       key: this.keys.get(i),
-      value: this.values.get(i) ?? new Uint8Array(0),
-      timestamp: Number(this.timestamps[i] ?? 0n),
+      value: this.value(i),
+      timestamp: this.timestamp(i),
       headers,
     };
   }
@@ -324,57 +337,10 @@ function checkSchema(schema: Schema, file: string | undefined): void {
   }
 }
 
-/** The key or value column of `records`; a null key is a null (only `key` is nullable). */
-function binaryData(records: readonly SourceRecord[], field: 'key' | 'value'): Data<Binary> {
-  const n = records.length;
-  const valueOffsets = new Int32Array(n + 1);
-  let nullCount = 0;
-  let total = 0;
-  records.forEach((r, i) => {
-    const v = r[field];
-    if (v === null) nullCount++;
-    else total += v.byteLength;
-    valueOffsets[i + 1] = checkColumnSize(total, field, r.offset);
-  });
-  const data = new Uint8Array(total);
-  const validity = nullCount === 0 ? undefined : new Uint8Array((n + 7) >> 3);
-  records.forEach((r, i) => {
-    const v = r[field];
-    if (v === null) return;
-    data.set(v, valueOffsets[i] ?? 0);
-    if (validity !== undefined) validity[i >> 3] = (validity[i >> 3] ?? 0) | (1 << (i & 7));
-  });
-  return makeData({
-    type: new Binary(),
-    length: n,
-    nullCount,
-    ...(validity === undefined ? {} : { nullBitmap: validity }),
-    valueOffsets,
-    data,
-  });
-}
-
-function checkColumnSize(total: number, field: string, offset: number): number {
-  if (total > MAX_COLUMN_BYTES) {
-    throw new RawSinkError(
-      'TWG_RAW_BATCH_INVALID',
-      `the batch's ${field} column would exceed ${MAX_COLUMN_BYTES} bytes (i32 offsets); ` +
-        'have the source deliver smaller batches',
-      { field, offset },
-    );
-  }
-  return total;
-}
-
-/** Bytes of an envelope batch's buffers: what it costs queued, and in a segment. */
-export function rawBatchBytes(batch: RecordBatch): number {
-  let bytes = 0;
-  for (const child of batch.data.children) {
-    for (const buffer of [child.values, child.valueOffsets, child.nullBitmap] as unknown[]) {
-      if (ArrayBuffer.isView(buffer)) bytes += buffer.byteLength;
-    }
-  }
-  return bytes;
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return (
+    a.byteLength === b.byteLength && Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(b)
+  );
 }
 
 function corrupt(file: string | undefined, reason: string): never {

@@ -8,20 +8,22 @@ import {
   type SourceBatch,
   type SourcePartition,
 } from '@thalweg/connector-core';
-import { AckLane } from './ack-lane.js';
 import { checkSubmission } from './batch-check.js';
 import { RawSinkError } from './errors.js';
+import { InlineWriter } from './inline-writer.js';
 import {
   describeOptions,
   resolveOptions,
   type RawSegmentSinkOptions,
   type ResolvedOptions,
 } from './options.js';
-import { encodeRawBatch, rawBatchBytes } from './raw-envelope.js';
 import { decodeSegment } from './segment-codec.js';
 import type { SegmentIndex } from './segment-index.js';
 import { scanSegments } from './segment-scan.js';
+import type { SegmentWriter } from './segment-writer.js';
 import { readSpan } from './span-reader.js';
+import { WorkerWriter } from './worker-writer.js';
+import { registerWriter } from './writer-handle.js';
 
 /** What the writer has done since open. */
 export interface RawSinkStats {
@@ -44,7 +46,9 @@ export interface RawSinkStats {
   readonly confirmFailures: number;
   /** Segments in the index: those found on open plus those written. */
   readonly segmentsIndexed: number;
+  /** Accepted, not yet durable (worker) or not yet taken by the writer (inline). */
   readonly queuedBatches: number;
+  /** Bytes of those batches as packed. */
   readonly queuedBytes: number;
 }
 
@@ -66,23 +70,23 @@ export interface PartitionCoverage {
  * delivered, in Arrow IPC segment files made durable by write, fsync, close,
  * rename and directory fsync (flush-close) before anything is confirmed.
  *
- * `submit` checks and encodes the batch, queues it and returns: accepted, not
- * durable. One background writer (the ack lane) takes everything queued (up
- * to the segment bounds) into one segment, makes it durable, and only then
- * applies the confirmations, one by one in submission order. That group
- * commit is what makes fsync-per-segment affordable: under load, one fsync
- * confirms many batches.
+ * `submit` checks and packs the batch, queues it and returns: accepted, not
+ * durable. One writer takes everything queued (up to the segment bounds)
+ * into one segment and makes it durable; only then does the ack lane apply
+ * the confirmations, one by one in submission order. That group commit is
+ * what makes fsync-per-segment affordable: under load, one fsync confirms
+ * many batches. The writer runs on a worker thread by default
+ * (worker-writer.ts), so the submitting thread only checks and packs.
  */
 export class RawSegmentSink implements ReplayableSink<SourceBatch> {
   readonly descriptor: PrimaryRawDescriptor;
-  private readonly lane: AckLane;
   private closed = false;
   private closing: Promise<void> | null = null;
 
   private constructor(
     private readonly options: ResolvedOptions,
     private readonly index: SegmentIndex,
-    nextSequence: number,
+    private readonly writer: SegmentWriter,
   ) {
     this.descriptor = {
       id: options.id,
@@ -90,25 +94,30 @@ export class RawSegmentSink implements ReplayableSink<SourceBatch> {
       durability: { kind: 'flush-close' },
       recovery: { kind: 'readable' },
     };
-    this.lane = new AckLane(options, index, nextSequence);
+    registerWriter(this, writer);
   }
 
   /**
    * Validates the options (a ConfigError names the field), logs every
    * setting, then scans the directory (segment-scan.ts): crash leftovers are
    * deleted, every segment is indexed, and a damaged one fails the open with
-   * its file named.
+   * its file named. Then starts the writer; in worker mode, open resolves
+   * once the writer thread runs.
    */
   static async open(options: RawSegmentSinkOptions): Promise<RawSegmentSink> {
     const o = resolveOptions(options);
     for (const line of describeOptions(o)) o.log(`thalweg sink-files ${o.id}: ${line}`);
     const { index, nextSequence } = await scanSegments(o);
-    return new RawSegmentSink(o, index, nextSequence);
+    const writer =
+      o.writer === 'worker'
+        ? await WorkerWriter.start(o, index, nextSequence)
+        : new InlineWriter(o, index, nextSequence);
+    return new RawSegmentSink(o, index, writer);
   }
 
   /**
    * Checks the batch (span, offsets, record types; a RawSinkError names the
-   * field and offset, and nothing is queued), encodes it, and queues it:
+   * field and offset, and nothing is queued), packs it, and queues it:
    * resolves once ACCEPTED, not durable. Waits while the queue is full.
    */
   async submit(
@@ -118,27 +127,12 @@ export class RawSegmentSink implements ReplayableSink<SourceBatch> {
   ): Promise<void> {
     this.refuseIfUnusable();
     checkSubmission(batch, span, confirm);
-    const envelope = encodeRawBatch(this.options.cluster, batch);
-    let payloadBytes = 0;
-    for (const r of batch.records) {
-      payloadBytes += (r.key?.byteLength ?? 0) + r.value.byteLength;
-      for (const [k, v] of Object.entries(r.headers))
-        payloadBytes += Buffer.byteLength(k, 'utf8') + v.byteLength;
-    }
-    await this.lane.accept({
-      span: batch.span,
-      envelope,
-      confirm,
-      records: batch.records.length,
-      bytes: rawBatchBytes(envelope),
-      payloadBytes,
-      submittedAt: Date.now(),
-    });
+    await this.writer.submit(batch, confirm);
   }
 
   /** Resolves once every batch accepted before the call is confirmed; rejects once the sink failed. */
   flush(): Promise<void> {
-    return this.lane.flush();
+    return this.writer.flush();
   }
 
   /** Refuses further submits at once, flushes, stops the writer. Idempotent. */
@@ -146,9 +140,9 @@ export class RawSegmentSink implements ReplayableSink<SourceBatch> {
     this.closed = true;
     this.closing ??= (async () => {
       try {
-        await this.lane.flush();
+        await this.writer.flush();
       } finally {
-        await this.lane.end();
+        await this.writer.end();
       }
     })();
     return this.closing;
@@ -159,7 +153,7 @@ export class RawSegmentSink implements ReplayableSink<SourceBatch> {
    * each offset once, in batches of at most `readChunkRecords` records whose
    * spans tile raw's durable runs (span-reader.ts). Only segments whose
    * batches overlap the span are opened; a damaged one, or two copies of an
-   * offset with different record ids, fails the read with the file named.
+   * offset whose content differs, fails the read with the file named.
    */
   async *read(
     span: OffsetSpan,
@@ -208,8 +202,8 @@ export class RawSegmentSink implements ReplayableSink<SourceBatch> {
   }
 
   stats(): RawSinkStats {
-    const c = this.lane.counts;
-    const queued = this.lane.queued;
+    const c = this.writer.counts;
+    const queued = this.writer.queued;
     return {
       ...c,
       bursts: c.segmentsWritten,
@@ -222,11 +216,11 @@ export class RawSegmentSink implements ReplayableSink<SourceBatch> {
 
   /** The failure that ended the writer, or null while it is healthy. */
   get failed(): Error | null {
-    return this.lane.failed;
+    return this.writer.failed;
   }
 
   private refuseIfUnusable(): void {
-    const failure = this.lane.failed;
+    const failure = this.writer.failed;
     if (failure !== null) throw failure;
     if (this.closed) {
       throw new RawSinkError(

@@ -3,8 +3,12 @@ import { dirname } from 'node:path';
 
 /** A file being written: the steps of flush-close durability, one call each. */
 export interface SegmentFile {
-  /** Writes all of `bytes` at the current end of the file. */
-  write(bytes: Uint8Array): Promise<void>;
+  /**
+   * Writes all of `chunks`, in order, at the current end of the file. A
+   * segment comes as the encoder's chunks (most of them views into the
+   * packed batches), so it is never joined into one buffer first.
+   */
+  write(chunks: readonly Uint8Array[]): Promise<void>;
   /** fsync: the file's data and metadata are on stable storage when it resolves. */
   sync(): Promise<void>;
   close(): Promise<void>;
@@ -49,7 +53,16 @@ export const nodeSegmentFs: SegmentFs = {
   async create(path) {
     const handle = await open(path, 'wx');
     return {
-      write: (bytes) => handle.writeFile(bytes),
+      async write(chunks) {
+        let expected = 0;
+        for (const chunk of chunks) expected += chunk.byteLength;
+        // libuv writes every buffer (in groups of IOV_MAX, resuming after
+        // short writes); a shortfall left over is an error, and retried.
+        const { bytesWritten } = await handle.writev(chunks);
+        if (bytesWritten !== expected) {
+          throw new Error(`wrote ${bytesWritten} of ${expected} bytes`);
+        }
+      },
       sync: () => handle.sync(),
       close: () => handle.close(),
     };

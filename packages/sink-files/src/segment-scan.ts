@@ -29,13 +29,13 @@ export async function scanSegments(
     const path = join(o.dir, name);
     const bytes = await o.fs.readFile(path);
     const segment = decodeSegment(bytes, path);
-    // The cluster is hashed into every record id: ids of two clusters in one
-    // directory would never match on redelivery, and dedup would break.
+    // Record ids are computed with the cluster: records of two clusters in
+    // one directory would get ids that never match on redelivery.
     if (segment.cluster !== o.cluster) {
       throw new RawSinkError(
         'TWG_RAW_SEGMENT_CORRUPT',
-        `was written for cluster ${JSON.stringify(segment.cluster)}, this sink hashes ` +
-          `${JSON.stringify(o.cluster)} into record ids; one directory holds one cluster`,
+        `was written for cluster ${JSON.stringify(segment.cluster)}, this sink is for ` +
+          `${JSON.stringify(o.cluster)}; one directory holds one cluster`,
         { file: path },
       );
     }

@@ -35,9 +35,9 @@ interface Cursor {
  * come earlier), and a segment file stays loaded only while one of its
  * batches is still being merged, so memory follows the overlap of the data,
  * not the length of the span. The same offset in several batches (a
- * redelivery after a restart) must carry the same record id: the first copy
- * written is yielded, and a different id is corruption, reported with both
- * files.
+ * redelivery after a restart) must hold the same record, byte for byte (key,
+ * value, timestamp, headers): the first copy written is yielded, and a
+ * difference is corruption, reported with both files.
  *
  * Yielded batches tile the durable runs: each covers `[its start, next
  * chunk's first offset)` within a run and ends at the run's end, so offsets
@@ -133,22 +133,21 @@ class OffsetMerge {
 
   private emit(): SourceRecord {
     const first = this.heap.pop() as Cursor;
-    const offset = first.rows.offset(first.row);
-    const id = first.rows.recordId(first.row);
-    const record = first.rows.record(first.row);
+    const row = first.row;
+    const offset = first.rows.offset(row);
+    const record = first.rows.record(row);
     this.advance(first);
     for (let top = this.heap.peek(); top !== undefined; top = this.heap.peek()) {
       if (top.rows.offset(top.row) !== offset) break;
       this.heap.pop();
-      if (!Buffer.from(id).equals(top.rows.recordId(top.row))) {
+      const differs = first.rows.difference(row, top.rows, top.row);
+      if (differs !== null) {
         const a = this.path(first.batch);
         const b = this.path(top.batch);
         throw new RawSinkError(
           'TWG_RAW_RECORD_CONFLICT',
-          `${this.span.topic}/${this.span.partition} offset ${offset} is stored in ${a} with record id ` +
-            `${Buffer.from(id).toString('hex')} and in ${b} with ` +
-            `${Buffer.from(top.rows.recordId(top.row)).toString('hex')}: ` +
-            'one of the copies is not what the source delivered',
+          `${this.span.topic}/${this.span.partition} offset ${offset} is stored in ${a} and in ` +
+            `${b} with a different ${differs}: one of the copies is not what the source delivered`,
           { file: b, offset },
         );
       }

@@ -21,6 +21,12 @@ import {
 } from '../src/index.js';
 
 export const ID = sinkId('raw');
+/**
+ * Both writers, for the behaviours that must not depend on which thread
+ * writes. The worker runs from the compiled dist/ (segment-worker-entry.ts):
+ * `tsc -b` before the tests, as `pnpm test:all` does.
+ */
+export const WRITERS = ['inline', 'worker'] as const;
 export const CLUSTER = 'cluster-a';
 export const quiet = (): void => undefined;
 
@@ -74,6 +80,7 @@ export function recordingTarget(log?: string[]): ConfirmTarget<'primary-raw'> & 
   };
 }
 
+/** A sink on `dir`; the inline writer unless `options.writer` says otherwise. */
 export async function openSink(
   dir: string,
   options: Partial<RawSegmentSinkOptions> = {},
@@ -84,6 +91,7 @@ export async function openSink(
     cluster: CLUSTER,
     confirm: recordingTarget(),
     log: quiet,
+    writer: 'inline',
     retry: { attempts: 3, baseDelayMs: 1, maxDelayMs: 2 },
     ...options,
   });
@@ -192,9 +200,9 @@ export class FaultyFs implements SegmentFs {
     await this.step('create', path);
     const file = await nodeSegmentFs.create(path);
     return {
-      write: async (bytes) => {
+      write: async (chunks) => {
         await this.step('write', path);
-        await file.write(bytes);
+        await file.write(chunks);
       },
       sync: async () => {
         await this.step('sync', path);

@@ -1,6 +1,6 @@
 import { ConfigError, sinkId } from '@thalweg/connector-core';
 import { describe, expect, it } from 'vitest';
-import { RawSegmentSink, type RawSegmentSinkOptions } from '../src/index.js';
+import { nodeSegmentFs, RawSegmentSink, type RawSegmentSinkOptions } from '../src/index.js';
 import { CLUSTER, quiet, recordingTarget, tempDir } from './helpers.js';
 
 async function refusal(options: Record<string, unknown>): Promise<ConfigError> {
@@ -34,7 +34,10 @@ describe('RawSegmentSink options', () => {
     [{ readChunkRecords: -1 }, 'rawSegments.readChunkRecords'],
     [{ retry: { attempts: 0 } }, 'rawSegments.retry.attempts'],
     [{ retry: { tries: 3 } }, 'rawSegments.retry.tries'],
-    [{ fs: { list: () => [] } }, 'rawSegments.fs.ensureDir'],
+    [{ fs: { list: () => [] }, writer: 'inline' }, 'rawSegments.fs.ensureDir'],
+    [{ writer: 'threads' }, 'rawSegments.writer'],
+    [{ fs: { ...nodeSegmentFs } }, 'rawSegments.fs'],
+    [{ fs: { ...nodeSegmentFs }, writer: 'worker' }, 'rawSegments.fs'],
     [{ onError: 'log it' }, 'rawSegments.onError'],
     [{ waitPerBatch: true }, 'rawSegments.waitPerBatch'],
   ])('refuses %j naming %s', async (options, path) => {
@@ -56,6 +59,7 @@ describe('RawSegmentSink options', () => {
     expect(lines).toContain('thalweg sink-files raw: maxSegmentBytes=67108864');
     expect(lines).toContain('thalweg sink-files raw: retry.attempts=5');
     expect(lines).toContain('thalweg sink-files raw: fs=node');
+    expect(lines).toContain('thalweg sink-files raw: writer=worker');
     await sink.close();
   });
 });

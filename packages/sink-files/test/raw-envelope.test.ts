@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { offsetSpan, recordId, type SourceBatch } from '@thalweg/connector-core';
+import { offsetSpan, RECORD_ID_COLUMN, recordId, type SourceBatch } from '@thalweg/connector-core';
 import { Field, Int64, makeData, RecordBatch, Schema, Struct } from 'apache-arrow';
 import {
-  RawRows,
+  RAW_CLUSTER_METADATA,
   RawSinkError,
   decodeRawBatch,
   encodeRawBatch,
@@ -45,18 +45,32 @@ describe('raw envelope', () => {
     expect(Object.getPrototypeOf(decoded[2]!.headers)).toBe(Object.prototype);
   });
 
-  it('stores connector-core record ids over cluster/topic/partition/offset/value', () => {
+  it('stores no record id, and what it decodes recomputes the ids connector-core gives the source records', () => {
     const batch = batchOf('orders', 2, 100, 105);
-    const rows = RawRows.of(encodeRawBatch(CLUSTER, batch));
-    batch.records.forEach((r, i) => {
-      const expected = recordId({
+    const envelope = encodeRawBatch(CLUSTER, batch);
+    expect(envelope.schema.fields.map((f) => f.name)).toEqual([
+      'offset',
+      'timestamp',
+      'key',
+      'value',
+      'headers',
+    ]);
+    expect(envelope.schema.fields.map((f) => f.name)).not.toContain(RECORD_ID_COLUMN);
+    const span = rawBatchSpan(envelope);
+    const cluster = envelope.schema.metadata.get(RAW_CLUSTER_METADATA)!;
+    const decoded = decodeRawBatch(envelope);
+    expect(decoded).toHaveLength(batch.records.length);
+    decoded.forEach((r, i) => {
+      const source = batch.records[i]!;
+      const fromRaw = recordId({ cluster, ...span, offset: r.offset, payload: r.value });
+      const fromSource = recordId({
         cluster: CLUSTER,
         topic: 'orders',
         partition: 2,
-        offset: r.offset,
-        payload: r.value,
+        offset: source.offset,
+        payload: source.value,
       });
-      expect(Buffer.from(rows.recordId(i)).equals(expected)).toBe(true);
+      expect(fromRaw.equals(fromSource)).toBe(true);
     });
   });
 

@@ -2,13 +2,16 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { offsetSpan, type SourceBatch } from '@thalweg/connector-core';
-import { RawSinkError } from '../src/index.js';
-import { anchor, batchOf, openSink, plain, readAll, record, tempDir } from './helpers.js';
+import { RawSinkError, type RawSegmentSinkOptions } from '../src/index.js';
+import { anchor, batchOf, openSink, plain, readAll, record, tempDir, WRITERS } from './helpers.js';
 
-describe('RawSegmentSink re-open and redelivery', () => {
+describe.each(WRITERS)('RawSegmentSink re-open and redelivery, %s writer', (writer) => {
+  const open = (dir: string, options: Partial<RawSegmentSinkOptions> = {}) =>
+    openSink(dir, { writer, ...options });
+
   it('reads after a new open what was written before close, and carries on the sequence', async () => {
     const dir = await tempDir();
-    const first = await openSink(dir);
+    const first = await open(dir);
     const a = batchOf('orders', 0, 0, 10);
     const b = batchOf('orders', 1, 0, 4);
     await first.submit(a, a.span, anchor(a));
@@ -17,7 +20,7 @@ describe('RawSegmentSink re-open and redelivery', () => {
     await first.close();
     const coverage = first.coverage();
 
-    const second = await openSink(dir);
+    const second = await open(dir);
     expect(second.coverage()).toEqual(coverage);
     expect(second.stats()).toMatchObject({ segmentsIndexed: 2, segmentsWritten: 0 });
     expect(plain((await readAll(second, 'orders', 0)).records)).toEqual(plain(a.records));
@@ -37,12 +40,12 @@ describe('RawSegmentSink re-open and redelivery', () => {
 
   it('reads a redelivered offset once, across segments and within one', async () => {
     const dir = await tempDir();
-    const first = await openSink(dir);
+    const first = await open(dir);
     const a = batchOf('t', 0, 0, 10);
     await first.submit(a, a.span, anchor(a));
     await first.close();
     // After a restart the source redelivers from its committed position and beyond.
-    const second = await openSink(dir);
+    const second = await open(dir);
     const overlap = batchOf('t', 0, 5, 15);
     await second.submit(a, a.span, anchor(a));
     await second.submit(overlap, overlap.span, anchor(overlap));
@@ -56,9 +59,9 @@ describe('RawSegmentSink re-open and redelivery', () => {
     await second.close();
   });
 
-  it('raises a conflict naming both files when one offset has two different record ids', async () => {
+  it('raises a conflict naming both files when one offset is stored twice with a different value', async () => {
     const dir = await tempDir();
-    const sink = await openSink(dir);
+    const sink = await open(dir);
     const original = batchOf('t', 0, 0, 5);
     const altered: SourceBatch = {
       span: original.span,
@@ -79,12 +82,13 @@ describe('RawSegmentSink re-open and redelivery', () => {
     const e = error as RawSinkError;
     expect(e.code).toBe('TWG_RAW_RECORD_CONFLICT');
     expect(e.offset).toBe(3);
+    expect(e.message).toContain('with a different value');
     expect(e.message).toContain(join(dir, 'seg-0000000000000000.arrow'));
     expect(e.message).toContain(join(dir, 'seg-0000000000000001.arrow'));
     // Offsets before the conflict are fine; a window that avoids it reads.
     expect((await readAll(sink, 't', 0, 0, 3)).records.map((r) => r.offset)).toEqual([0, 1, 2]);
     // A new open indexes both (each file is sound on its own); the read still refuses.
-    const reopened = await openSink(dir);
+    const reopened = await open(dir);
     await expect(readAll(reopened, 't', 0)).rejects.toThrow(/TWG_RAW_RECORD_CONFLICT/);
     await reopened.close();
   });
@@ -92,7 +96,7 @@ describe('RawSegmentSink re-open and redelivery', () => {
   it('reports a segment damaged after open when a read reaches it', async () => {
     const dir = await tempDir();
     const { writeFile } = await import('node:fs/promises');
-    const sink = await openSink(dir);
+    const sink = await open(dir);
     const a = batchOf('t', 0, 0, 5);
     await sink.submit(a, a.span, anchor(a));
     await sink.flush();

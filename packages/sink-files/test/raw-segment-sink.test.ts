@@ -10,7 +10,7 @@ import {
   sinkId,
   type SourceBatch,
 } from '@thalweg/connector-core';
-import { RawRows, RawSinkError, decodeSegment } from '../src/index.js';
+import { RawSinkError, decodeSegment, type RawSegmentSinkOptions } from '../src/index.js';
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
@@ -25,11 +25,15 @@ import {
   recordingTarget,
   settled,
   tempDir,
+  WRITERS,
 } from './helpers.js';
 
-describe('RawSegmentSink', () => {
+describe.each(WRITERS)('RawSegmentSink, %s writer', (writer) => {
+  const open = (dir: string, options: Partial<RawSegmentSinkOptions> = {}) =>
+    openSink(dir, { writer, ...options });
+
   it('describes itself as a durable, readable primary raw', async () => {
-    const sink = await openSink(await tempDir());
+    const sink = await open(await tempDir());
     expect(sink.descriptor).toEqual({
       id: 'raw',
       kind: 'raw-segments',
@@ -43,7 +47,7 @@ describe('RawSegmentSink', () => {
   it('confirms in submission order with flush-close receipts and reads back what was submitted', async () => {
     const dir = await tempDir();
     const target = recordingTarget();
-    const sink = await openSink(dir, { confirm: target });
+    const sink = await open(dir, { confirm: target });
     const batches = [
       batchOf('orders', 0, 0, 5),
       batchOf('orders', 1, 0, 3),
@@ -80,29 +84,39 @@ describe('RawSegmentSink', () => {
     await sink.close();
   });
 
-  it('stores the record id connector-core computes for each record', async () => {
+  it('records the cluster, so recovery recomputes from what read returns the ids connector-core gives the source records', async () => {
     const dir = await tempDir();
-    const sink = await openSink(dir);
+    const sink = await open(dir);
     const b = batchOf('orders', 4, 50, 60);
     await sink.submit(b, b.span, anchor(b));
     await sink.close();
     const [file] = (await readdir(dir)).filter((n) => n.endsWith('.arrow'));
     const segment = decodeSegment(await readFile(join(dir, file!)), file!);
-    const rows: RawRows = segment.batches[0]!.rows;
-    b.records.forEach((r, i) => {
-      const id = recordId({
-        cluster: CLUSTER,
+    expect(segment.cluster).toBe(CLUSTER);
+    const { records } = await readAll(sink, 'orders', 4);
+    expect(records).toHaveLength(b.records.length);
+    records.forEach((r, i) => {
+      const recovered = recordId({
+        cluster: segment.cluster,
         topic: 'orders',
         partition: 4,
         offset: r.offset,
         payload: r.value,
       });
-      expect(Buffer.from(rows.recordId(i)).equals(id)).toBe(true);
+      const source = b.records[i]!;
+      const expected = recordId({
+        cluster: CLUSTER,
+        topic: 'orders',
+        partition: 4,
+        offset: source.offset,
+        payload: source.value,
+      });
+      expect(recovered.equals(expected)).toBe(true);
     });
   });
 
   it('reads a window: only offsets inside it, chunked into spans that tile the durable runs', async () => {
-    const sink = await openSink(await tempDir(), { readChunkRecords: 4 });
+    const sink = await open(await tempDir(), { readChunkRecords: 4 });
     // Offsets 0..9 and 20..29 with holes the source accounted for (compaction).
     const sparse: SourceBatch = {
       span: offsetSpan('t', 0, 0, 10),
@@ -153,38 +167,8 @@ describe('RawSegmentSink', () => {
     await sink.close();
   });
 
-  it('opens only the segments whose batches overlap the span read', async () => {
-    const fs = new FaultyFs();
-    const sink = await openSink(await tempDir(), { fs });
-    const batches = [
-      batchOf('t', 0, 0, 10),
-      batchOf('t', 1, 0, 10),
-      batchOf('t', 0, 10, 20),
-      batchOf('t', 0, 20, 30),
-    ];
-    for (const b of batches) {
-      await sink.submit(b, b.span, anchor(b));
-      await sink.flush(); // one segment each
-    }
-    const files = sink.segments().map((s) => s.file);
-    expect(files).toHaveLength(4);
-    fs.log.length = 0;
-    expect((await readAll(sink, 't', 0, 12, 15)).records.map((r) => r.offset)).toEqual([
-      12, 13, 14,
-    ]);
-    expect(fs.log.filter((l) => l.startsWith('readFile'))).toEqual([`readFile ${files[2]!}`]);
-    fs.log.length = 0;
-    await readAll(sink, 't', 0, 5, 25);
-    expect(fs.log.filter((l) => l.startsWith('readFile'))).toEqual([
-      `readFile ${files[0]!}`,
-      `readFile ${files[2]!}`,
-      `readFile ${files[3]!}`,
-    ]);
-    await sink.close();
-  });
-
   it('stops reading when the signal aborts', async () => {
-    const sink = await openSink(await tempDir(), { readChunkRecords: 2 });
+    const sink = await open(await tempDir(), { readChunkRecords: 2 });
     const b = batchOf('t', 0, 0, 10);
     await sink.submit(b, b.span, anchor(b));
     await sink.flush();
@@ -202,43 +186,10 @@ describe('RawSegmentSink', () => {
     await sink.close();
   });
 
-  it('never confirms a batch before its segment is fsynced, renamed and its directory fsynced', async () => {
-    const log: string[] = [];
-    const fs = new FaultyFs(log);
-    const sink = await openSink(await tempDir(), { fs, confirm: recordingTarget(log) });
-    const release = fs.hold('sync');
-    const batches = Array.from({ length: 6 }, (_, i) => batchOf('t', i % 2, i * 10, i * 10 + 10));
-    for (const b of batches) await sink.submit(b, b.span, anchor(b));
-    expect(log.filter((l) => l.startsWith('apply'))).toEqual([]);
-    release();
-    await sink.flush();
-
-    const segments = sink.segments();
-    expect(segments.length).toBeGreaterThanOrEqual(2);
-    for (const segment of segments) {
-      const renamed = log.findIndex(
-        (l) => l.startsWith('rename') && l.endsWith(`-> ${segment.file}`),
-      );
-      const temp = /^rename (\S+) ->/.exec(log[renamed]!)![1]!;
-      const synced = log.indexOf(`sync ${temp}`);
-      const closed = log.indexOf(`close ${temp}`);
-      const dirSynced = log.findIndex((l, i) => i > renamed && l.startsWith('syncDir'));
-      expect(synced).toBeGreaterThan(log.indexOf(`write ${temp}`));
-      expect(closed).toBeGreaterThan(synced);
-      expect(renamed).toBeGreaterThan(closed);
-      expect(dirSynced).toBeGreaterThan(renamed);
-      for (const b of segment.batches) {
-        const applied = log.indexOf(`apply ${b.span.topic}/${b.span.partition}@${b.span.start}`);
-        expect(applied).toBeGreaterThan(dirSynced);
-      }
-    }
-    await sink.close();
-  });
-
   it('refuses a batch whose span or offsets are wrong, naming the offset, and writes nothing', async () => {
     const dir = await tempDir();
     const target = recordingTarget();
-    const sink = await openSink(dir, { confirm: target });
+    const sink = await open(dir, { confirm: target });
     const span = offsetSpan('t', 0, 10, 20);
     const cases: { batch: SourceBatch; submitted?: typeof span; field: string; offset?: number }[] =
       [
@@ -300,6 +251,97 @@ describe('RawSegmentSink', () => {
     expect(sink.segments()).toEqual([]);
     expect(target.applied).toEqual([]);
     expect(await readdir(dir)).toEqual([]);
+    await sink.close();
+  });
+
+  it('close flushes, refuses later submits and is idempotent', async () => {
+    const target = recordingTarget();
+    const sink = await open(await tempDir(), { confirm: target });
+    const b = batchOf('t', 0, 0, 3);
+    await sink.submit(b, b.span, anchor(b));
+    const closing = sink.close();
+    expect(sink.close()).toBe(closing);
+    await closing;
+    expect(target.applied).toHaveLength(1);
+    const error = await sink.submit(b, b.span, anchor(b)).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RawSinkError);
+    expect((error as RawSinkError).code).toBe('TWG_RAW_CLOSED');
+    await sink.close();
+  });
+
+  it('accepts only primary-raw confirmations (compile-time lane check)', async () => {
+    const sink = await open(await tempDir());
+    const b = batchOf('t', 0, 0, 1);
+    // @ts-expect-error a secondary's coverage token cannot ride the primary-raw lane
+    const wrongLane = () => sink.submit(b, b.span, derivedCoverage(sinkId('pg'), b.span));
+    expect(typeof wrongLane).toBe('function');
+    await sink.submit(b, b.span, NO_CONFIRM);
+    await sink.close();
+    expect(basename(sink.segments()[0]!.file)).toMatch(/^seg-\d{16}\.arrow$/);
+  });
+});
+
+describe('RawSegmentSink, inline writer through the SegmentFs seam', () => {
+  it('opens only the segments whose batches overlap the span read', async () => {
+    const fs = new FaultyFs();
+    const sink = await openSink(await tempDir(), { fs });
+    const batches = [
+      batchOf('t', 0, 0, 10),
+      batchOf('t', 1, 0, 10),
+      batchOf('t', 0, 10, 20),
+      batchOf('t', 0, 20, 30),
+    ];
+    for (const b of batches) {
+      await sink.submit(b, b.span, anchor(b));
+      await sink.flush(); // one segment each
+    }
+    const files = sink.segments().map((s) => s.file);
+    expect(files).toHaveLength(4);
+    fs.log.length = 0;
+    expect((await readAll(sink, 't', 0, 12, 15)).records.map((r) => r.offset)).toEqual([
+      12, 13, 14,
+    ]);
+    expect(fs.log.filter((l) => l.startsWith('readFile'))).toEqual([`readFile ${files[2]!}`]);
+    fs.log.length = 0;
+    await readAll(sink, 't', 0, 5, 25);
+    expect(fs.log.filter((l) => l.startsWith('readFile'))).toEqual([
+      `readFile ${files[0]!}`,
+      `readFile ${files[2]!}`,
+      `readFile ${files[3]!}`,
+    ]);
+    await sink.close();
+  });
+
+  it('never confirms a batch before its segment is fsynced, renamed and its directory fsynced', async () => {
+    const log: string[] = [];
+    const fs = new FaultyFs(log);
+    const sink = await openSink(await tempDir(), { fs, confirm: recordingTarget(log) });
+    const release = fs.hold('sync');
+    const batches = Array.from({ length: 6 }, (_, i) => batchOf('t', i % 2, i * 10, i * 10 + 10));
+    for (const b of batches) await sink.submit(b, b.span, anchor(b));
+    expect(log.filter((l) => l.startsWith('apply'))).toEqual([]);
+    release();
+    await sink.flush();
+
+    const segments = sink.segments();
+    expect(segments.length).toBeGreaterThanOrEqual(2);
+    for (const segment of segments) {
+      const renamed = log.findIndex(
+        (l) => l.startsWith('rename') && l.endsWith(`-> ${segment.file}`),
+      );
+      const temp = /^rename (\S+) ->/.exec(log[renamed]!)![1]!;
+      const synced = log.indexOf(`sync ${temp}`);
+      const closed = log.indexOf(`close ${temp}`);
+      const dirSynced = log.findIndex((l, i) => i > renamed && l.startsWith('syncDir'));
+      expect(synced).toBeGreaterThan(log.indexOf(`write ${temp}`));
+      expect(closed).toBeGreaterThan(synced);
+      expect(renamed).toBeGreaterThan(closed);
+      expect(dirSynced).toBeGreaterThan(renamed);
+      for (const b of segment.batches) {
+        const applied = log.indexOf(`apply ${b.span.topic}/${b.span.partition}@${b.span.start}`);
+        expect(applied).toBeGreaterThan(dirSynced);
+      }
+    }
     await sink.close();
   });
 
@@ -365,31 +407,5 @@ describe('RawSegmentSink', () => {
     await sink.flush();
     expect(sink.segments().map((s) => s.batches.length)).toEqual([1, 4, 4, 4]);
     await sink.close();
-  });
-
-  it('close flushes, refuses later submits and is idempotent', async () => {
-    const target = recordingTarget();
-    const sink = await openSink(await tempDir(), { confirm: target });
-    const b = batchOf('t', 0, 0, 3);
-    await sink.submit(b, b.span, anchor(b));
-    const closing = sink.close();
-    expect(sink.close()).toBe(closing);
-    await closing;
-    expect(target.applied).toHaveLength(1);
-    const error = await sink.submit(b, b.span, anchor(b)).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(RawSinkError);
-    expect((error as RawSinkError).code).toBe('TWG_RAW_CLOSED');
-    await sink.close();
-  });
-
-  it('accepts only primary-raw confirmations (compile-time lane check)', async () => {
-    const sink = await openSink(await tempDir());
-    const b = batchOf('t', 0, 0, 1);
-    // @ts-expect-error a secondary's coverage token cannot ride the primary-raw lane
-    const wrongLane = () => sink.submit(b, b.span, derivedCoverage(sinkId('pg'), b.span));
-    expect(typeof wrongLane).toBe('function');
-    await sink.submit(b, b.span, NO_CONFIRM);
-    await sink.close();
-    expect(basename(sink.segments()[0]!.file)).toMatch(/^seg-\d{16}\.arrow$/);
   });
 });
