@@ -1,6 +1,6 @@
 import type { Confirm, Lane } from './confirm.js';
 import type { DurableGuarantee, Durability } from './durability.js';
-import type { OffsetSpan } from './offset-span.js';
+import type { OffsetSpan, SourcePartition } from './offset-span.js';
 import type { SinkId } from './sink-id.js';
 
 /** Whether raw can be read back by offset window, which recovery needs. */
@@ -47,4 +47,16 @@ export interface ReplayableSink<B> extends Sink<'primary-raw', B> {
   readonly descriptor: PrimaryRawDescriptor;
   /** Reads back what was durably written for `span`, in offset order. */
   read(span: OffsetSpan, signal?: AbortSignal): AsyncIterable<B>;
+  /**
+   * What the sink durably holds, per partition, as ascending spans: read from
+   * the sink itself, so it is exact even where a crash cut the recording of
+   * raw's coverage short. Recovery plans against it.
+   */
+  held(): Promise<readonly HeldPartition[]>;
+}
+
+/** The spans of one partition a replayable sink durably holds. */
+export interface HeldPartition {
+  readonly partition: SourcePartition;
+  readonly spans: readonly OffsetSpan[];
 }

@@ -267,6 +267,7 @@ export class Pipeline {
       );
       this.raw = raw;
       this.lanes = lanes;
+      await this.reconcileRawCoverage(raw);
       if (this.config.recovery.role !== 'ingest') {
         this.recovery = this.recoveryRunner(spec, raw, sinks, lanes);
       }
@@ -278,6 +279,27 @@ export class Pipeline {
     this.source.onAssignment?.((event) => {
       this.onAssignment(event);
     });
+  }
+
+  /**
+   * Raw's coverage is recorded from its receipts off the ack path, so a crash
+   * between raw's durable write and that record leaves it lagging what raw
+   * holds. Raw itself knows exactly: merge that in at open (it is durable by
+   * construction), so every reader of the store sees what raw really has.
+   */
+  private async reconcileRawCoverage(raw: ReplayableSink<SourceBatch>): Promise<void> {
+    const held = await raw.held();
+    const deltas = held
+      .filter((h) => h.spans.length > 0)
+      .map((h) => ({
+        key: {
+          sink: raw.descriptor.id,
+          topic: h.partition.topic,
+          partition: h.partition.partition,
+        },
+        ranges: h.spans.map((s) => ({ start: s.start, end: s.end })),
+      }));
+    if (deltas.length > 0) await this.coverage.merge(deltas);
   }
 
   /** Recovery drives the same sinks and derivations; non-durable secondaries opted out of it. */

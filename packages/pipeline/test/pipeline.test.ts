@@ -72,7 +72,7 @@ describe('the gating path', () => {
       [1, 25],
     ]);
     const read = (p: number) => [
-      ...(b.raw.held.get(partitionKey({ topic: 'f', partition: p }))?.keys() ?? []),
+      ...(b.raw.stored.get(partitionKey({ topic: 'f', partition: p }))?.keys() ?? []),
     ];
     expect(Math.min(...read(0))).toBe(50);
     expect(Math.min(...read(1))).toBe(25);

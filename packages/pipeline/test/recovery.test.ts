@@ -47,7 +47,13 @@ describe('recovery planning', () => {
       receipt('sec0', 60, 150), // beyond raw: not a reason to plan anything
       receipt('sec1', 0, 90),
     ]);
-    const plan = await planRecovery(coverage, RAW, [SEC, sinkId('sec1')], 50);
+    const rawHeld = [
+      {
+        partition: { topic: 't', partition: 0 },
+        spans: [{ topic: 't', partition: 0, start: 0, end: 100 }],
+      },
+    ];
+    const plan = await planRecovery(coverage, rawHeld, [SEC, sinkId('sec1')], 50);
     expect(plan.lagBySink).toEqual({ sec0: 20, sec1: 10 });
     expect(plan.windows.map((w) => [w.sink, w.key, w.gaps])).toEqual([
       ['sec0', 'sec0/t/0/0/40', [{ start: 40, end: 50 }]],
@@ -55,7 +61,7 @@ describe('recovery planning', () => {
       ['sec1', 'sec1/t/0/1/90', [{ start: 90, end: 100 }]],
     ]);
     // A live lane still delivering from offset 45 keeps recovery below it; the lag still counts all.
-    const live = await planRecovery(coverage, RAW, [SEC], 50, () => 45);
+    const live = await planRecovery(coverage, rawHeld, [SEC], 50, () => 45);
     expect(live.windows.map((w) => w.gaps)).toEqual([[{ start: 40, end: 45 }]]);
     expect(live.lagBySink).toEqual({ sec0: 20 });
   });
@@ -215,5 +221,33 @@ describe('recovery as a role', () => {
         config: { recovery: { leaseTtlMs: 1000, renewEveryMs: 1000 } },
       }),
     ).rejects.toThrow(/config\.recovery\.renewEveryMs/);
+  });
+
+  it('plans from what raw holds, not from raw coverage a crash left behind, and repairs that coverage', async () => {
+    // A crash between raw's durable write and its coverage record: raw holds
+    // [0, 100) of the partition, nothing of it was recorded, and the source
+    // position moved past it. The secondary never got it either.
+    const coverage = keepOpen(new InMemoryCoverage({ sinks: [RAW, SEC] }));
+    const rawHeld = new Map<string, Map<number, Uint8Array>>();
+    const first = await build(new MemoryStoreSource(logsOf('t', 1, 100), 10), {
+      coverage: keepOpen(new InMemoryCoverage({ sinks: [RAW, SEC] })),
+      rawHeld,
+      config: { recovery: { role: 'ingest' } },
+    });
+    await first.pipeline.run();
+    const table = new Map<string, MemoryRow>();
+    const recovery = await build(new MemoryStoreSource(logsOf('t', 1, 100), 10), {
+      coverage,
+      rawHeld,
+      tables: [table],
+      secondaries: 1,
+      config: { recovery: { role: 'recovery', windowRecords: 64 } },
+    });
+    // Opening merged raw's own holdings into the store.
+    expect((await coverage.covered({ sink: RAW, topic: 't', partition: 0 })).ranges()).toEqual([
+      { start: 0, end: 100 },
+    ]);
+    await recovery.pipeline.run({ untilCaughtUp: true });
+    expect(table.size).toBe(100);
   });
 });

@@ -179,6 +179,11 @@ export class RawSegmentSink implements ReplayableSink<SourceBatch> {
     return this.index.runs(partition);
   }
 
+  /** What raw durably holds (the segments it indexed): what recovery plans against. */
+  async held(): Promise<PartitionCoverage[]> {
+    return this.coverage();
+  }
+
   /** Every partition raw holds, with its durable runs. */
   coverage(): PartitionCoverage[] {
     return this.index.partitions().map((partition) => ({

@@ -105,7 +105,7 @@ export class RecoveryRunner {
     await deps.recorder.drain();
     const plan = await planRecovery(
       deps.coverage,
-      deps.raw.descriptor.id,
+      await deps.raw.held(),
       [...deps.targets.keys()],
       deps.config.windowRecords,
       deps.liveFloor,

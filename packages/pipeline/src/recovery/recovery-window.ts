@@ -1,5 +1,5 @@
-import type { SinkId, SourcePartition } from '@thalweg/connector-core';
-import type { CoverageStore, CoveredRange } from '@thalweg/offset-store';
+import type { HeldPartition, SinkId, SourcePartition } from '@thalweg/connector-core';
+import { RangeSet, type CoverageStore, type CoveredRange } from '@thalweg/offset-store';
 
 /**
  * A bounded piece of one secondary's missing coverage in one partition: the
@@ -26,14 +26,16 @@ export interface RecoveryPlan {
 }
 
 /**
- * Reads the durable coverage of raw and of every secondary and cuts what
- * each secondary lacks (against raw's coverage, never beyond it: only what
- * raw holds can be replayed) into windows, the most-lagging destination's
+ * Reads the durable coverage of every secondary and cuts what each lacks
+ * against what raw holds (read from raw itself, never beyond it: only what
+ * raw holds can be replayed, and raw's own recorded coverage can lag after a
+ * crash) into windows, the most-lagging destination's
  * oldest windows first.
  */
 export async function planRecovery(
   coverage: CoverageStore,
-  raw: SinkId,
+  /** What raw holds, read from raw itself (`ReplayableSink.held`). */
+  rawHeld: readonly HeldPartition[],
   secondaries: readonly SinkId[],
   windowRecords: number,
   /** Where a live lane may still deliver on its own: gaps from there on are left to it. */
@@ -42,9 +44,8 @@ export async function planRecovery(
   const windows: RecoveryWindow[] = [];
   const lagBySink: Record<string, number> = {};
   for (const sink of secondaries) lagBySink[sink] = 0;
-  const rawKeys = (await coverage.destinations()).filter((k) => k.sink === raw);
-  for (const rawKey of rawKeys) {
-    const held = await coverage.covered(rawKey);
+  for (const { partition: rawKey, spans } of rawHeld) {
+    const held = RangeSet.of(spans);
     for (const sink of secondaries) {
       const covered = await coverage.covered({ ...rawKey, sink });
       const floor = liveFloor(sink, rawKey) ?? Number.POSITIVE_INFINITY;

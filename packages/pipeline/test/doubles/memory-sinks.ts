@@ -4,6 +4,7 @@ import {
   type Confirm,
   type ConfirmTarget,
   type Durability,
+  type HeldPartition,
   type Lane,
   type OffsetSpan,
   type PrimaryRawDescriptor,
@@ -106,7 +107,7 @@ export class MemoryRawSink
     log: string[] = [],
     id = 'raw',
     /** Durable records per partition, by offset; pass one in to share raw between runs. */
-    readonly held = new Map<string, Map<number, Uint8Array>>(),
+    readonly stored = new Map<string, Map<number, Uint8Array>>(),
   ) {
     super(
       target,
@@ -128,8 +129,8 @@ export class MemoryRawSink
     await this.admit();
     this.enqueue(span, batch.records.length, confirm, () => {
       const key = partitionKey(span);
-      let held = this.held.get(key);
-      if (held === undefined) this.held.set(key, (held = new Map<number, Uint8Array>()));
+      let held = this.stored.get(key);
+      if (held === undefined) this.stored.set(key, (held = new Map<number, Uint8Array>()));
       for (const r of batch.records) held.set(r.offset, r.value);
     });
   }
@@ -141,13 +142,29 @@ export class MemoryRawSink
 
   /** The offsets `[0, n)` are all held. */
   holdsPrefix(topic: string, partition: number, n: number): boolean {
-    const held = this.held.get(partitionKey({ topic, partition }));
+    const held = this.stored.get(partitionKey({ topic, partition }));
     for (let o = 0; o < n; o++) if (!held?.has(o)) return false;
     return true;
   }
 
+  async held(): Promise<HeldPartition[]> {
+    const out: HeldPartition[] = [];
+    for (const [key, offsets] of this.stored) {
+      const [topic = '', partition = '0'] = key.split('\u0000');
+      const sorted = [...offsets.keys()].sort((a, b) => a - b);
+      const spans: OffsetSpan[] = [];
+      for (const o of sorted) {
+        const last = spans[spans.length - 1];
+        if (last !== undefined && last.end === o) spans[spans.length - 1] = { ...last, end: o + 1 };
+        else spans.push({ topic, partition: Number(partition), start: o, end: o + 1 });
+      }
+      out.push({ partition: { topic, partition: Number(partition) }, spans });
+    }
+    return out;
+  }
+
   async *read(span: OffsetSpan): AsyncIterable<SourceBatch> {
-    const held = this.held.get(partitionKey(span)) ?? new Map<number, Uint8Array>();
+    const held = this.stored.get(partitionKey(span)) ?? new Map<number, Uint8Array>();
     const records = [...held.entries()]
       .filter(([o]) => o >= span.start && o < span.end)
       .sort((a, b) => a[0] - b[0])
