@@ -1,0 +1,86 @@
+import { HarnessError } from './errors.js';
+import { intFlag, parseFlags, textFlag } from './flags.js';
+
+export type ChildRole = 'both' | 'recovery';
+
+/** What the parent tells one child process; services come from the THALWEG_* environment. */
+export interface ChildArgs {
+  readonly role: ChildRole;
+  /** Holds `raw/` and `coverage/` (raw and the local coverage tier, colocated). */
+  readonly dir: string;
+  readonly topic: string;
+  readonly group: string;
+  readonly partitions: number;
+  /** The schema of the secondary's table and of the sink's own (transactional) coverage. */
+  readonly sinkSchema: string;
+  /** The schema of the pipeline's durable coverage tier. */
+  readonly coverageSchema: string;
+  /** The pipeline's maxBatchRecords. */
+  readonly batchRecords: number;
+  /** The secondary lane's queue; a small one sheds under bursts, leaving gaps for recovery. */
+  readonly laneBatches: number;
+  readonly windowRecords: number;
+}
+
+const FLAGS = {
+  role: 'value',
+  dir: 'value',
+  topic: 'value',
+  group: 'value',
+  partitions: 'value',
+  'sink-schema': 'value',
+  'coverage-schema': 'value',
+  'batch-records': 'value',
+  'lane-batches': 'value',
+  'window-records': 'value',
+} as const;
+
+const WHERE = 'harness child';
+
+export function parseChildArgs(argv: readonly string[]): ChildArgs {
+  const flags = parseFlags(argv, FLAGS, WHERE);
+  const role = textFlag(flags, 'role', WHERE);
+  if (role !== 'both' && role !== 'recovery') {
+    throw new HarnessError(
+      'TWG_HARNESS_ARGS',
+      `${WHERE}: --role must be both or recovery, got ${role}`,
+    );
+  }
+  return {
+    role,
+    dir: textFlag(flags, 'dir', WHERE),
+    topic: textFlag(flags, 'topic', WHERE),
+    group: textFlag(flags, 'group', WHERE),
+    partitions: intFlag(flags, 'partitions', 4, 1, 1024, WHERE),
+    sinkSchema: textFlag(flags, 'sink-schema', WHERE),
+    coverageSchema: textFlag(flags, 'coverage-schema', WHERE),
+    batchRecords: intFlag(flags, 'batch-records', 500, 1, 100_000, WHERE),
+    laneBatches: intFlag(flags, 'lane-batches', 256, 1, 100_000, WHERE),
+    windowRecords: intFlag(flags, 'window-records', 500, 1, 1_000_000, WHERE),
+  };
+}
+
+export function childArgv(args: ChildArgs): string[] {
+  return [
+    '--role',
+    args.role,
+    '--dir',
+    args.dir,
+    '--topic',
+    args.topic,
+    '--group',
+    args.group,
+    '--partitions',
+    String(args.partitions),
+    '--sink-schema',
+    args.sinkSchema,
+    '--coverage-schema',
+    args.coverageSchema,
+    '--batch-records',
+    String(args.batchRecords),
+    '--lane-batches',
+    String(args.laneBatches),
+    '--window-records',
+    String(args.windowRecords),
+  ];
+}

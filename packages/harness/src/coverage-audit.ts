@@ -1,0 +1,147 @@
+import { existsSync } from 'node:fs';
+import type { SinkId } from '@thalweg/connector-core';
+import {
+  LevelDbCoverage,
+  RangeSet,
+  PostgresCoverage,
+  type CoverageKey,
+  type CoverageTier,
+  type CoveredRange,
+} from '@thalweg/offset-store';
+import type pg from 'pg';
+import { PG, RAW } from './harness-topology.js';
+
+/** The ranges one store claims for one destination. */
+export interface CoverageView {
+  /** Which store: `pipeline-durable`, `pipeline-local` or `sink-transactional`. */
+  readonly store: string;
+  readonly key: CoverageKey;
+  readonly ranges: readonly CoveredRange[];
+}
+
+/**
+ * Reads every coverage claim there is about the run: the pipeline's durable
+ * tier (Postgres), its local tier (the LevelDB next to raw, opened only
+ * while no child is alive) and the Postgres sink's own transactional
+ * coverage. Read BEFORE the sinks' contents, so that anything committed in
+ * between can only add to what the claims are checked against.
+ */
+export async function readCoverageViews(options: {
+  readonly pool: pg.Pool;
+  readonly coverageSchema: string;
+  readonly sinkSchema: string;
+  readonly localDir: string;
+  readonly topic: string;
+}): Promise<CoverageView[]> {
+  const views: CoverageView[] = [];
+  const collect = async (store: string, tier: CoverageTier): Promise<void> => {
+    try {
+      for (const key of await tier.destinations()) {
+        if (key.topic !== options.topic) continue;
+        views.push({ store, key, ranges: (await tier.covered(key)).ranges() });
+      }
+    } finally {
+      await tier.close();
+    }
+  };
+  const both: SinkId[] = [RAW, PG];
+  await collect(
+    'pipeline-durable',
+    await PostgresCoverage.open({
+      pool: options.pool,
+      schema: options.coverageSchema,
+      sinks: both,
+    }),
+  );
+  if (existsSync(options.localDir)) {
+    await collect(
+      'pipeline-local',
+      await LevelDbCoverage.open({ location: options.localDir, sinks: both }),
+    );
+  }
+  await collect(
+    'sink-transactional',
+    await PostgresCoverage.open({ pool: options.pool, schema: options.sinkSchema, sinks: [PG] }),
+  );
+  return views;
+}
+
+/**
+ * The claimed ranges that include an offset their sink does not hold, each
+ * named `store:sink/topic/partition:[start,end)`: an over-claim is a span
+ * recovery would never replay, i.e. silent loss.
+ */
+export function overclaimedRanges(
+  views: readonly CoverageView[],
+  holds: (sink: SinkId, partition: number, offset: number) => boolean,
+): string[] {
+  const out: string[] = [];
+  for (const view of views) {
+    const { sink, topic, partition } = view.key;
+    for (const range of view.ranges) {
+      for (let offset = range.start; offset < range.end; offset++) {
+        if (holds(sink, partition, offset)) continue;
+        out.push(
+          `${view.store}:${sink}/${topic}/${partition}:[${range.start},${range.end}) lacks ${offset}`,
+        );
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * Offsets raw holds below the committed position that raw's recorded
+ * coverage (the pipeline's store, both tiers) lacks, per partition. The
+ * source never delivers them again, so only raw itself still says they
+ * exist: recovery plans from `ReplayableSink.held`, and every pipeline
+ * merges it into the store when it opens (ADR 0012). After a kill this is
+ * lag; once a pipeline has opened on raw, none may be left.
+ */
+export function rawCoverageHoles(
+  views: readonly CoverageView[],
+  committed: readonly number[],
+  rawHolds: (partition: number, offset: number) => boolean,
+): number[] {
+  return committed.map((end, partition) => {
+    const ranges = views
+      .filter(
+        (v) =>
+          v.store.startsWith('pipeline-') && v.key.sink === RAW && v.key.partition === partition,
+      )
+      .flatMap((v) => v.ranges);
+    let holes = 0;
+    for (let offset = 0; offset < end; offset++) {
+      if (!rawHolds(partition, offset)) continue;
+      if (!ranges.some((r) => r.start <= offset && offset < r.end)) holes += 1;
+    }
+    return holes;
+  });
+}
+
+/**
+ * What recovery would replay: offsets in raw's recorded coverage that the
+ * secondary's (both as the pipeline records them, durable and local tiers)
+ * lacks, summed over partitions.
+ */
+export function secondaryBacklog(views: readonly CoverageView[]): number {
+  const union = (sink: SinkId, partition: number): RangeSet =>
+    RangeSet.of(
+      views
+        .filter(
+          (v) =>
+            v.store.startsWith('pipeline-') && v.key.sink === sink && v.key.partition === partition,
+        )
+        .flatMap((v) => v.ranges),
+    );
+  const partitions = new Set(views.map((v) => v.key.partition));
+  let lag = 0;
+  for (const p of partitions) {
+    const secondary = union(PG, p);
+    for (const r of union(RAW, p).ranges()) {
+      for (const gap of secondary.gaps(r.start, r.end)) lag += gap.end - gap.start;
+    }
+  }
+  return lag;
+}

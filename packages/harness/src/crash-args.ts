@@ -1,0 +1,46 @@
+import { intFlag, parseFlags } from './flags.js';
+
+export interface CrashArgs {
+  readonly kills: number;
+  readonly records: number;
+  readonly seed: number;
+  readonly partitions: number;
+  /** Leave the topic, schemas and directory in place for inspection. */
+  readonly keep: boolean;
+  /** Forward the children's logs to stderr. */
+  readonly verbose: boolean;
+}
+
+const FLAGS = {
+  kills: 'value',
+  records: 'value',
+  seed: 'value',
+  partitions: 'value',
+  keep: 'switch',
+  verbose: 'switch',
+} as const;
+
+/** Records per kill by default: enough backlog that kills land mid-stream. */
+export const RECORDS_PER_KILL = 400;
+export const MIN_RECORDS = 5_000;
+
+export function parseCrashArgs(argv: readonly string[], defaultSeed: number): CrashArgs {
+  const where = 'harness:crash';
+  const flags = parseFlags(argv, FLAGS, where);
+  const kills = intFlag(flags, 'kills', 20, 1, 100_000, where);
+  return {
+    kills,
+    records: intFlag(
+      flags,
+      'records',
+      Math.max(MIN_RECORDS, RECORDS_PER_KILL * kills),
+      1,
+      100_000_000,
+      where,
+    ),
+    seed: intFlag(flags, 'seed', defaultSeed, 0, 0xffffffff, where),
+    partitions: intFlag(flags, 'partitions', 4, 1, 256, where),
+    keep: flags.has('keep'),
+    verbose: flags.has('verbose'),
+  };
+}

@@ -1,0 +1,390 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { postgresUrl } from '@thalweg/test-services';
+import type pg from 'pg';
+import type { ChildArgs, ChildRole } from './child-args.js';
+import { ChildRun, type ChildExit } from './child-process.js';
+import type { CrashArgs } from './crash-args.js';
+import { formatCrashAt, type CrashAt } from './crash-point.js';
+import type { CrashReport } from './crash-report.js';
+import { HarnessError } from './errors.js';
+import { auditFinal } from './final-audit.js';
+import { HarnessTopic } from './harness-topic.js';
+import { harnessPool, PARENT_APPLICATION_NAME, payloadId } from './harness-topology.js';
+import {
+  killDeck,
+  KILL_CAUSES,
+  planCycle,
+  type KillCause,
+  type KillMode,
+  type KillPlan,
+} from './kill-plan.js';
+import { InvariantCheck } from './invariant-check.js';
+import { dropChildConnections } from './pg-drops.js';
+import { SeededRandom } from './seeded-random.js';
+
+export interface CrashRunOptions extends CrashArgs {
+  /** dist/child.js. */
+  readonly childScript: string;
+  /** Progress, to stderr. */
+  readonly log: (line: string) => void;
+}
+
+/** Records produced before the first child; the rest come in bursts, one per cycle. */
+const UPFRONT_SHARE = 0.3;
+const POLL_MS = 50;
+/** A kill cycle's child that neither died nor went idle by then is killed (cause `deadline`). */
+const CYCLE_DEADLINE_MS = 30_000;
+/** A working child whose progress has not moved for this long is killed (cause `idle`). */
+const IDLE_MS = 3_000;
+/** The same before the first record: long enough for a rejoin after a killed member. */
+const START_IDLE_MS = 12_000;
+const MAX_FAILURES_IN_A_ROW = 3;
+const FINAL_COMMIT_TIMEOUT_MS = 180_000;
+const STOP_TIMEOUT_MS = 30_000;
+const RECOVERY_TIMEOUT_MS = 180_000;
+
+/** Runs the whole harness: kill cycles, the final ingest and recovery, the audit. */
+export async function runCrash(options: CrashRunOptions): Promise<CrashReport> {
+  return new CrashRun(options).execute();
+}
+
+class CrashRun {
+  private readonly rand: SeededRandom;
+  private readonly started = Date.now();
+  private readonly topic: HarnessTopic;
+  private readonly group: string;
+  private readonly sinkSchema: string;
+  private readonly coverageSchema: string;
+  private readonly pool: pg.Pool;
+  private dir = '';
+  private live: ChildRun | null = null;
+  private readonly children: ChildRun[] = [];
+  private readonly killPoints = Object.fromEntries(KILL_CAUSES.map((c) => [c, 0])) as Record<
+    KillCause,
+    number
+  >;
+  private readonly invariants: InvariantCheck;
+  private kills = 0;
+  private cycles = 0;
+  private pgDrops = 0;
+  private childFailures = 0;
+  private recoveryIdle = 0;
+  private failuresInARow = 0;
+
+  constructor(private readonly options: CrashRunOptions) {
+    this.rand = new SeededRandom(options.seed);
+    const run = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+    this.topic = new HarnessTopic(`thalweg-harness-${run}`, options.partitions, run);
+    this.group = `thalweg-harness-${run}`;
+    this.sinkSchema = `twg_harness_${run}`;
+    this.coverageSchema = `twg_harness_${run}_cov`;
+    this.pool = harnessPool(postgresUrl(), PARENT_APPLICATION_NAME, 2, options.log);
+    this.invariants = new InvariantCheck({
+      topic: this.topic,
+      group: this.group,
+      pool: this.pool,
+      sinkSchema: this.sinkSchema,
+      coverageSchema: this.coverageSchema,
+      partitions: options.partitions,
+      log: options.log,
+    });
+  }
+
+  async execute(): Promise<CrashReport> {
+    const { log } = this.options;
+    this.dir = await mkdtemp(join(tmpdir(), 'thalweg-harness-'));
+    log(
+      `harness: seed ${this.options.seed}, ${this.options.kills} kills, ${this.options.records} records, ` +
+        `${this.options.partitions} partitions; topic ${this.topic.topic}, schemas ${this.sinkSchema} ` +
+        `and ${this.coverageSchema}, dir ${this.dir}`,
+    );
+    try {
+      await this.topic.create();
+      await this.killPhase();
+      await this.finalPhase();
+      return await this.report();
+    } finally {
+      this.live?.kill();
+      await this.cleanup();
+    }
+  }
+
+  private async killPhase(): Promise<void> {
+    const { kills, records } = this.options;
+    await this.topic.produce(Math.floor(records * UPFRONT_SHARE));
+    // Recovery cycles with nothing to replay end without a kill; allow for them.
+    const maxCycles = kills * 3;
+    const deck = killDeck(this.rand, maxCycles);
+    while (this.kills < kills) {
+      if (this.cycles >= maxCycles) {
+        throw new HarnessError(
+          'TWG_HARNESS_CHILD',
+          `${maxCycles} cycles ended in only ${this.kills} of ${kills} kills`,
+        );
+      }
+      const mode = this.nextMode(deck);
+      // Every ingest cycle gets fresh records, spread over the kills still to come.
+      const left = records - this.topic.produced;
+      const burst = mode === 'recovery-window' ? 0 : Math.ceil(left / (kills - this.kills));
+      await this.cycle(planCycle(this.rand, mode, this.cycles), burst);
+      this.cycles += 1;
+    }
+  }
+
+  /**
+   * The deck's next mode, except that a recovery cycle waits for a backlog:
+   * with nothing to replay its child ends before any window. It is then
+   * swapped with the next ingest cycle (kills make backlogs: shed batches,
+   * secondaries killed before they committed).
+   */
+  private nextMode(deck: KillMode[]): KillMode {
+    const at = this.cycles;
+    if (deck[at] === 'recovery-window' && this.invariants.backlog === 0) {
+      const swap = deck.findIndex((m, i) => i > at && m !== 'recovery-window');
+      if (swap > at) {
+        const other = deck[swap] ?? 'timed';
+        deck[swap] = 'recovery-window';
+        deck[at] = other;
+      }
+    }
+    return deck[at] ?? 'timed';
+  }
+
+  /** One child, killed at its crash point or by the parent; then the invariants are checked. */
+  private async cycle(plan: KillPlan, burst: number): Promise<void> {
+    const role: ChildRole = plan.mode === 'recovery-window' ? 'recovery' : 'both';
+    const label = `cycle ${this.cycles} ${plan.crashAt === null ? 'timed' : formatCrashAt(plan.crashAt)}`;
+    const child = this.spawn(role, plan.crashAt, label, this.rand.int(2, 16));
+    const burstState = { produced: false };
+    const producing = sleep(this.rand.int(0, 800))
+      .then(() => this.topic.produce(burst))
+      .finally(() => {
+        burstState.produced = true;
+      });
+    let cause: KillCause | null = null;
+    const killAs = (why: KillCause): void => {
+      if (child.kill()) cause = why;
+    };
+    const spawnAt = Date.now();
+    let killAt = plan.timed?.anchor === 'spawn' ? spawnAt + plan.timed.delayMs : null;
+    let activeAt: number | null = null;
+    let drops: number[] = [];
+    let lastSignature = '';
+    let lastChange = spawnAt;
+    while (child.alive) {
+      await sleep(POLL_MS);
+      const now = Date.now();
+      const line = child.last;
+      if (activeAt === null && line !== null && (role === 'recovery' || line.read > 0)) {
+        activeAt = now;
+        if (plan.timed?.anchor === 'active') killAt = now + plan.timed.delayMs;
+        drops = plan.pgDropsAfterMs.map((ms) => now + ms).sort((a, b) => a - b);
+      }
+      const signature =
+        line === null
+          ? ''
+          : `${line.read}/${line.durable}/${line.committed}/${line.pg.inserted}/${line.replayed}`;
+      if (signature !== lastSignature) {
+        lastSignature = signature;
+        lastChange = now;
+      }
+      while (drops.length > 0 && (drops[0] ?? Infinity) <= now) {
+        drops.shift();
+        this.pgDrops += await dropChildConnections(this.pool);
+      }
+      if (killAt !== null && now >= killAt) killAs('timed');
+      else if (now - spawnAt > CYCLE_DEADLINE_MS) killAs('deadline');
+      else if (
+        burstState.produced &&
+        now - lastChange > (activeAt === null ? START_IDLE_MS : IDLE_MS)
+      ) {
+        killAs('idle');
+      }
+    }
+    const exit = await child.exited;
+    await producing;
+    this.account(child, exit, cause, plan, Date.now() - spawnAt);
+    await this.invariants.check(label, this.dir);
+  }
+
+  private account(
+    child: ChildRun,
+    exit: ChildExit,
+    cause: KillCause | null,
+    plan: KillPlan,
+    ms: number,
+  ): void {
+    this.children.push(child);
+    this.live = null;
+    const last = child.last;
+    const progress =
+      last === null
+        ? 'no progress line'
+        : `read ${last.read}, durable ${last.durable}, committed ${last.committed}, ` +
+          `pg +${last.pg.inserted} (dup ${last.pg.duplicates}), shed ${last.shed}, replayed ${last.replayed}`;
+    let outcome: string;
+    if (exit.signal === 'SIGKILL' && (child.fired || cause !== null)) {
+      const why: KillCause =
+        child.fired && plan.crashAt !== null ? plan.crashAt.point : (cause ?? 'deadline');
+      this.kills += 1;
+      this.killPoints[why] += 1;
+      this.failuresInARow = 0;
+      outcome = `killed (${why})`;
+    } else if (exit.code === 0 && plan.mode === 'recovery-window') {
+      this.recoveryIdle += 1;
+      outcome = 'caught up before its crash point';
+    } else {
+      this.childFailures += 1;
+      this.failuresInARow += 1;
+      outcome = `exited on its own (code ${exit.code}, signal ${exit.signal})`;
+      this.options.log(`  ${child.label} log tail:\n    ${child.logTail().join('\n    ')}`);
+    }
+    this.options.log(`${child.label}: ${outcome} after ${ms} ms; ${progress}`);
+    // A child that cannot run at all (a broken build, a refused option) would
+    // otherwise be retried for every remaining cycle.
+    if (this.failuresInARow >= MAX_FAILURES_IN_A_ROW) {
+      throw this.childError(child, `was the ${MAX_FAILURES_IN_A_ROW}th child in a row to fail`);
+    }
+  }
+
+  private async finalPhase(): Promise<void> {
+    const { log, records } = this.options;
+    if (this.topic.produced < records) await this.topic.produce(records - this.topic.produced);
+    const total = (await this.topic.ends()).reduce((a, b) => a + b, 0);
+    const ingest = this.spawn('both', null, 'final ingest', 8);
+    const deadline = Date.now() + FINAL_COMMIT_TIMEOUT_MS;
+    for (;;) {
+      const committed = (await this.topic.committed(this.group)).reduce((a, b) => a + b, 0);
+      // The child must be running, not still loading, before it is asked to stop.
+      if (committed >= total && ingest.last !== null) break;
+      if (!ingest.alive) throw this.childError(ingest, `died before committing ${total} records`);
+      if (Date.now() > deadline) {
+        ingest.kill();
+        throw new HarnessError(
+          'TWG_HARNESS_TIMEOUT',
+          `final ingest committed ${committed} of ${total} records in ${FINAL_COMMIT_TIMEOUT_MS} ms`,
+        );
+      }
+      await sleep(250);
+    }
+    ingest.terminate();
+    await this.expectClean(ingest, STOP_TIMEOUT_MS, 'graceful stop');
+    log(`final ingest: all ${total} records committed, stopped gracefully`);
+    await this.invariants.check('final ingest', this.dir);
+    const recovery = this.spawn('recovery', null, 'final recovery', 8);
+    await this.expectClean(recovery, RECOVERY_TIMEOUT_MS, 'recovery until caught up');
+    log(`final recovery: caught up, replayed ${recovery.last?.replayed ?? 0} records`);
+  }
+
+  private async expectClean(child: ChildRun, timeoutMs: number, what: string): Promise<void> {
+    const exit = await Promise.race([child.exited, sleep(timeoutMs).then(() => null)]);
+    this.children.push(child);
+    this.live = null;
+    if (exit === null) {
+      child.kill();
+      throw this.childError(child, `did not finish its ${what} within ${timeoutMs} ms`);
+    }
+    if (exit.code !== 0) {
+      throw this.childError(child, `${what} exited with code ${exit.code}, signal ${exit.signal}`);
+    }
+  }
+
+  private childError(child: ChildRun, what: string): HarnessError {
+    return new HarnessError(
+      'TWG_HARNESS_CHILD',
+      `${child.label} ${what}; its log ends:\n  ${child.logTail().join('\n  ')}`,
+    );
+  }
+
+  private spawn(
+    role: ChildRole,
+    crashAt: CrashAt | null,
+    label: string,
+    laneBatches: number,
+  ): ChildRun {
+    const args: ChildArgs = {
+      role,
+      dir: this.dir,
+      topic: this.topic.topic,
+      group: this.group,
+      partitions: this.options.partitions,
+      sinkSchema: this.sinkSchema,
+      coverageSchema: this.coverageSchema,
+      batchRecords: this.rand.int(20, 400),
+      laneBatches,
+      windowRecords: 200,
+    };
+    const forward = this.options.verbose ? this.options.log : null;
+    const child = ChildRun.start(this.options.childScript, args, crashAt, label, forward);
+    this.live = child;
+    return child;
+  }
+
+  private async report(): Promise<CrashReport> {
+    const { raw, rows, rawCoverageHoles: holes } = await this.invariants.check('audit', this.dir);
+    const ends = await this.topic.ends();
+    const producedIds = Array.from({ length: this.topic.produced }, (_, i) =>
+      payloadId(i, this.topic.run),
+    );
+    const audit = auditFinal({ ends, producedIds, raw, rows });
+    const pgDuplicates = this.children.reduce((n, c) => n + (c.last?.pg.duplicates ?? 0), 0);
+    return {
+      harness: 'crash',
+      records: this.topic.produced,
+      kills: this.kills,
+      kill_points: { ...this.killPoints },
+      pg_drops: this.pgDrops,
+      missing_raw: audit.missingRaw,
+      missing_secondary: audit.missingSecondary,
+      overclaimed_ranges: this.invariants.overclaims.size,
+      position_leads: this.invariants.positionLeads,
+      duplicates_absorbed: audit.rawDuplicates + pgDuplicates,
+      recovery_replayed: this.children.reduce((n, c) => n + (c.last?.replayed ?? 0), 0),
+      seed: this.options.seed,
+      elapsed_s: Math.round((Date.now() - this.started) / 100) / 10,
+      duplicate_rows: audit.duplicateRows,
+      id_mismatches: audit.idMismatches,
+      raw_conflicts: this.invariants.rawErrors.size,
+      raw_coverage_holes: holes.reduce((a, b) => a + b, 0),
+      raw_coverage_lag_max: this.invariants.rawCoverageLag,
+      child_failures: this.childFailures,
+      recovery_idle: this.recoveryIdle,
+      duplicates: { raw: audit.rawDuplicates, pg: pgDuplicates },
+      cycles: this.cycles,
+    };
+  }
+
+  private async cleanup(): Promise<void> {
+    const { log } = this.options;
+    if (this.live !== null) await this.live.exited;
+    if (this.options.keep) {
+      log(
+        `harness: kept topic ${this.topic.topic} (group ${this.group}), schemas ${this.sinkSchema} ` +
+          `and ${this.coverageSchema}, dir ${this.dir}`,
+      );
+    } else {
+      const steps: [string, () => Promise<unknown>][] = [
+        ['dir', () => rm(this.dir, { recursive: true, force: true })],
+        [
+          'schemas',
+          () =>
+            this.pool.query(
+              `drop schema if exists "${this.sinkSchema}", "${this.coverageSchema}" cascade`,
+            ),
+        ],
+        ['topic', () => this.topic.remove(this.group)],
+      ];
+      for (const [what, step] of steps) {
+        await step().catch((error: unknown) => {
+          log(`harness: cleanup of the ${what} failed: ${String(error)}`);
+        });
+      }
+    }
+    await this.topic.close().catch(() => undefined);
+    await this.pool.end();
+  }
+}

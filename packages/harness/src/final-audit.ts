@@ -1,0 +1,72 @@
+import type { RawContents } from './raw-audit.js';
+import type { TableRow } from './table-audit.js';
+
+export interface FinalAudit {
+  /** Produced records raw lacks: by offset below the log end, or by payload id. */
+  readonly missingRaw: number;
+  /** The same for the Postgres table. */
+  readonly missingSecondary: number;
+  readonly duplicateRows: number;
+  readonly idMismatches: number;
+  /** Record copies in raw's segments beyond the first of each offset. */
+  readonly rawDuplicates: number;
+}
+
+export interface FinalAuditInput {
+  /** The log end of every partition: offsets [0, end) are the produced records. */
+  readonly ends: readonly number[];
+  /** The payload ids of every produced record. */
+  readonly producedIds: readonly string[];
+  readonly raw: RawContents;
+  readonly rows: readonly TableRow[];
+}
+
+/**
+ * Checks the end state against what was produced, two ways: by position
+ * (every offset below each log end) and by content (every produced payload
+ * id), so neither a hole nor a record stored at the wrong place hides.
+ * A missing count is the larger of the two ways, never their sum.
+ */
+export function auditFinal(input: FinalAuditInput): FinalAudit {
+  const { ends, raw, rows } = input;
+  let rawHoles = 0;
+  const rawIds = new Set<string>();
+  let unique = 0;
+  ends.forEach((end, p) => {
+    const held = raw.records[p];
+    unique += held?.size ?? 0;
+    for (let o = 0; o < end; o++) if (held?.has(o) !== true) rawHoles += 1;
+    for (const r of held?.values() ?? []) if (r.payloadId !== null) rawIds.add(r.payloadId);
+  });
+  const byPosition = new Map<string, TableRow[]>();
+  const rowIds = new Set<string>();
+  for (const row of rows) {
+    const key = `${row.partition}/${row.offset}`;
+    const same = byPosition.get(key);
+    if (same === undefined) byPosition.set(key, [row]);
+    else same.push(row);
+    rowIds.add(row.id);
+  }
+  let rowHoles = 0;
+  ends.forEach((end, p) => {
+    for (let o = 0; o < end; o++) if (!byPosition.has(`${p}/${o}`)) rowHoles += 1;
+  });
+  let duplicateRows = 0;
+  let idMismatches = 0;
+  for (const same of byPosition.values()) {
+    duplicateRows += same.length - 1;
+    for (const row of same) {
+      const held = raw.records[row.partition]?.get(row.offset);
+      if (held?.recordId !== row.recordId || held.payloadId !== row.id) idMismatches += 1;
+    }
+  }
+  const missingIds = (ids: ReadonlySet<string>): number =>
+    input.producedIds.reduce((n, id) => (ids.has(id) ? n : n + 1), 0);
+  return {
+    missingRaw: Math.max(rawHoles, missingIds(rawIds)),
+    missingSecondary: Math.max(rowHoles, missingIds(rowIds)),
+    duplicateRows,
+    idMismatches,
+    rawDuplicates: Math.max(0, raw.copies - unique),
+  };
+}
