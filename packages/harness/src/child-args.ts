@@ -1,5 +1,5 @@
 import { HarnessError } from './errors.js';
-import { intFlag, parseFlags, textFlag } from './flags.js';
+import { intFlag, intListFlag, parseFlags, textFlag } from './flags.js';
 
 export type ChildRole = 'both' | 'recovery';
 
@@ -20,6 +20,11 @@ export interface ChildArgs {
   /** The secondary lane's queue; a small one sheds under bursts, leaving gaps for recovery. */
   readonly laneBatches: number;
   readonly windowRecords: number;
+  /**
+   * The Zerobus secondary's k-th stream (the first, then each rebuild) dies
+   * with an injected poison-stream failure at this durable wait (none: []).
+   */
+  readonly zerobusPoisonWaits: readonly number[];
 }
 
 const FLAGS = {
@@ -33,6 +38,7 @@ const FLAGS = {
   'batch-records': 'value',
   'lane-batches': 'value',
   'window-records': 'value',
+  'zerobus-poison-waits': 'value',
 } as const;
 
 const WHERE = 'harness child';
@@ -57,6 +63,7 @@ export function parseChildArgs(argv: readonly string[]): ChildArgs {
     batchRecords: intFlag(flags, 'batch-records', 500, 1, 100_000, WHERE),
     laneBatches: intFlag(flags, 'lane-batches', 256, 1, 100_000, WHERE),
     windowRecords: intFlag(flags, 'window-records', 500, 1, 1_000_000, WHERE),
+    zerobusPoisonWaits: intListFlag(flags, 'zerobus-poison-waits', 1, 1_000_000, WHERE),
   };
 }
 
@@ -82,5 +89,8 @@ export function childArgv(args: ChildArgs): string[] {
     String(args.laneBatches),
     '--window-records',
     String(args.windowRecords),
+    ...(args.zerobusPoisonWaits.length === 0
+      ? []
+      : ['--zerobus-poison-waits', args.zerobusPoisonWaits.join(',')]),
   ];
 }

@@ -4,7 +4,9 @@ import { Pipeline, secondary } from '@thalweg/pipeline';
 import { RawSegmentSink } from '@thalweg/sink-files';
 import { PostgresSink, type PgBatch, type PostgresSinkStats } from '@thalweg/sink-postgres';
 import { kafkaSource } from '@thalweg/source-kafka';
+import { ZerobusSink } from '@thalweg/sink-zerobus';
 import { kafkaBrokers, postgresUrl } from '@thalweg/test-services';
+import type { RecordBatch } from 'apache-arrow';
 import type { ChildArgs } from './child-args.js';
 import type { Tripwire } from './crash-point.js';
 import {
@@ -23,6 +25,13 @@ import {
   killableSecondary,
   killableTier,
 } from './killable-parts.js';
+import {
+  harnessZerobusFactory,
+  toZerobusBatch,
+  ZEROBUS,
+  ZEROBUS_FIELDS,
+  ZEROBUS_TABLE,
+} from './zerobus-topology.js';
 
 /** How often the write-behind store checkpoints: short, so kills land during checkpoints. */
 export const CHECKPOINT_INTERVAL_MS = 200;
@@ -31,14 +40,18 @@ export interface ChildTopology {
   readonly pipeline: Pipeline;
   /** The secondary's counters (null before it opened). */
   sinkStats(): PostgresSinkStats | null;
+  /** The Zerobus secondary's injected poisons that fired, and its stream rebuilds. */
+  zerobusStats(): { readonly poisons: number; readonly rebuilds: number };
   /** Releases what the pipeline does not own (the pools, the sink's coverage store). */
   release(): Promise<void>;
 }
 
 /**
  * One topology process: Kafka consumer group -> raw segments in `<dir>/raw`
- * -> a Postgres secondary (rows and its own coverage in one transaction),
- * with the pipeline's coverage in a write-behind store (LevelDB in
+ * -> a Postgres secondary (rows and its own coverage in one transaction)
+ * and a Zerobus secondary (the fake transport, its server persisting every
+ * batch before acknowledging it, poisoned streams injected at the waits the
+ * parent chose), with the pipeline's coverage in a write-behind store (LevelDB in
  * `<dir>/coverage`, colocated with raw, checkpointed to Postgres). Every
  * part the crash points live in is wrapped with the tripwire.
  */
@@ -51,11 +64,11 @@ export async function openChildTopology(
   const durable = await PostgresCoverage.open({
     pool,
     schema: args.coverageSchema,
-    sinks: [RAW, PG],
+    sinks: [RAW, PG, ZEROBUS],
   });
   const local = await LevelDbCoverage.open({
     location: join(args.dir, 'coverage'),
-    sinks: [RAW, PG],
+    sinks: [RAW, PG, ZEROBUS],
   });
   const coverage = new WriteBehindCoverage({
     local,
@@ -84,13 +97,21 @@ export async function openChildTopology(
     log,
   });
   let sink: PostgresSink | null = null;
+  let zerobus: ZerobusSink<'secondary'> | null = null;
+  let poisons = 0;
+  const server = harnessZerobusFactory(args.dir, args.zerobusPoisonWaits, () => {
+    poisons += 1;
+  });
   const pipeline = await Pipeline.open({
     source,
     coverage: killableCoverage(coverage, wire),
     log,
     config: {
       maxBatchRecords: args.batchRecords,
-      secondaries: { [PG]: { maxQueuedBatches: args.laneBatches } },
+      secondaries: {
+        [PG]: { maxQueuedBatches: args.laneBatches },
+        [ZEROBUS]: { maxQueuedBatches: args.laneBatches },
+      },
       recovery: {
         role: args.role,
         windowRecords: args.windowRecords,
@@ -128,12 +149,37 @@ export async function openChildTopology(
         },
         derive: toPgBatch,
       }),
+      secondary<RecordBatch>({
+        open: (confirm) => {
+          const opened = new ZerobusSink<'secondary'>({
+            id: ZEROBUS,
+            config: {
+              table: ZEROBUS_TABLE,
+              streams: 1,
+              // Rebuild a poisoned stream soon: a child lives for seconds.
+              rebuild: { baseDelayMs: 50, maxDelayMs: 400 },
+            },
+            fields: ZEROBUS_FIELDS,
+            factory: server.factory,
+            target: killableConfirm(confirm, wire, 'secondary-acked'),
+            log,
+          });
+          zerobus = opened;
+          return killableSecondary(opened, wire, args.role === 'recovery');
+        },
+        derive: toZerobusBatch,
+      }),
     ],
   });
   return {
     pipeline,
     sinkStats: () => (sink === null ? null : sink.stats()),
+    zerobusStats: () => ({
+      poisons,
+      rebuilds: (zerobus?.metrics() ?? []).reduce((n, m) => n + m.rebuilds.value, 0),
+    }),
     release: async () => {
+      await server.close();
       await sinkCoverage.close();
       await pool.end();
     },

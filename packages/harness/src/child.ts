@@ -41,6 +41,7 @@ function progress(args: ChildArgs, topology: ChildTopology, final: boolean): Pro
       duplicates: pg?.duplicates ?? 0,
       retries: pg?.retries ?? 0,
     },
+    zerobus: topology.zerobusStats(),
   };
 }
 

@@ -10,6 +10,7 @@ import {
 } from '@thalweg/offset-store';
 import type pg from 'pg';
 import { PG, RAW } from './harness-topology.js';
+import { ZEROBUS } from './zerobus-topology.js';
 
 /** The ranges one store claims for one destination. */
 export interface CoverageView {
@@ -44,19 +45,19 @@ export async function readCoverageViews(options: {
       await tier.close();
     }
   };
-  const both: SinkId[] = [RAW, PG];
+  const all: SinkId[] = [RAW, PG, ZEROBUS];
   await collect(
     'pipeline-durable',
     await PostgresCoverage.open({
       pool: options.pool,
       schema: options.coverageSchema,
-      sinks: both,
+      sinks: all,
     }),
   );
   if (existsSync(options.localDir)) {
     await collect(
       'pipeline-local',
-      await LevelDbCoverage.open({ location: options.localDir, sinks: both }),
+      await LevelDbCoverage.open({ location: options.localDir, sinks: all }),
     );
   }
   await collect(
@@ -121,9 +122,9 @@ export function rawCoverageHoles(
 }
 
 /**
- * What recovery would replay: offsets in raw's recorded coverage that the
- * secondary's (both as the pipeline records them, durable and local tiers)
- * lacks, summed over partitions.
+ * What recovery would replay: offsets in raw's recorded coverage that a
+ * secondary's (as the pipeline records them, durable and local tiers)
+ * lacks, summed over partitions and secondaries.
  */
 export function secondaryBacklog(views: readonly CoverageView[]): number {
   const union = (sink: SinkId, partition: number): RangeSet =>
@@ -138,9 +139,11 @@ export function secondaryBacklog(views: readonly CoverageView[]): number {
   const partitions = new Set(views.map((v) => v.key.partition));
   let lag = 0;
   for (const p of partitions) {
-    const secondary = union(PG, p);
-    for (const r of union(RAW, p).ranges()) {
-      for (const gap of secondary.gaps(r.start, r.end)) lag += gap.end - gap.start;
+    for (const sink of [PG, ZEROBUS]) {
+      const secondary = union(sink, p);
+      for (const r of union(RAW, p).ranges()) {
+        for (const gap of secondary.gaps(r.start, r.end)) lag += gap.end - gap.start;
+      }
     }
   }
   return lag;

@@ -9,7 +9,17 @@ export interface CrashReport {
   /** Child Postgres connections dropped (pg_terminate_backend) while children ran. */
   readonly pg_drops: number;
   readonly missing_raw: number;
+  /** Summed over the secondaries (see missing_by_sink). */
   readonly missing_secondary: number;
+  readonly missing_by_sink: Readonly<Record<string, number>>;
+  /** Acknowledged Zerobus record ids that no produced record hashes to. */
+  readonly zerobus_unknown_ids: number;
+  /** Failures to read the fake Zerobus server's log (a corrupt record). */
+  readonly zerobus_read_errors: number;
+  /** Injected poison-stream failures that fired (lower bound: a killed child's last second is lost). */
+  readonly zerobus_poisons: number;
+  /** Zerobus rows acknowledged over the run, and the batches holding them. */
+  readonly zerobus_rows: number;
   readonly overclaimed_ranges: number;
   readonly position_leads: number;
   /** Raw copies beyond the first plus Postgres insert conflicts (see README). */
@@ -53,5 +63,7 @@ export function findings(report: CrashReport): string[] {
   check('id_mismatches', report.id_mismatches);
   check('raw_conflicts', report.raw_conflicts);
   check('raw_coverage_holes', report.raw_coverage_holes);
+  check('zerobus_unknown_ids', report.zerobus_unknown_ids);
+  check('zerobus_read_errors', report.zerobus_read_errors);
   return out;
 }

@@ -225,7 +225,8 @@ class CrashRun {
       last === null
         ? 'no progress line'
         : `read ${last.read}, durable ${last.durable}, committed ${last.committed}, ` +
-          `pg +${last.pg.inserted} (dup ${last.pg.duplicates}), shed ${last.shed}, replayed ${last.replayed}`;
+          `pg +${last.pg.inserted} (dup ${last.pg.duplicates}), shed ${last.shed}, replayed ${last.replayed}, ` +
+          `zerobus poisons ${last.zerobus.poisons} (rebuilds ${last.zerobus.rebuilds})`;
     let outcome: string;
     if (exit.signal === 'SIGKILL' && (child.fired || cause !== null)) {
       const why: KillCause =
@@ -317,6 +318,7 @@ class CrashRun {
       batchRecords: this.rand.int(20, 400),
       laneBatches,
       windowRecords: 200,
+      zerobusPoisonWaits: this.poisonWaits(),
     };
     const forward = this.options.verbose ? this.options.log : null;
     const child = ChildRun.start(this.options.childScript, args, crashAt, label, forward);
@@ -324,13 +326,27 @@ class CrashRun {
     return child;
   }
 
+  /**
+   * The durable waits at which this child's Zerobus streams die: one or
+   * two, the first stream's and its rebuild's, early (a child lives for
+   * seconds and sends a handful of batches, its stream coalescing waits).
+   */
+  private poisonWaits(): number[] {
+    return Array.from({ length: this.rand.int(1, 2) }, () => this.rand.int(1, 5));
+  }
+
   private async report(): Promise<CrashReport> {
-    const { raw, rows, rawCoverageHoles: holes } = await this.invariants.check('audit', this.dir);
+    const {
+      raw,
+      rows,
+      zerobus,
+      rawCoverageHoles: holes,
+    } = await this.invariants.check('audit', this.dir);
     const ends = await this.topic.ends();
     const producedIds = Array.from({ length: this.topic.produced }, (_, i) =>
       payloadId(i, this.topic.run),
     );
-    const audit = auditFinal({ ends, producedIds, raw, rows });
+    const audit = auditFinal({ ends, producedIds, raw, rows, zerobus });
     const pgDuplicates = this.children.reduce((n, c) => n + (c.last?.pg.duplicates ?? 0), 0);
     return {
       harness: 'crash',
@@ -340,6 +356,11 @@ class CrashRun {
       pg_drops: this.pgDrops,
       missing_raw: audit.missingRaw,
       missing_secondary: audit.missingSecondary,
+      missing_by_sink: audit.missingBySink,
+      zerobus_unknown_ids: audit.zerobusUnknownIds,
+      zerobus_read_errors: this.invariants.zerobusErrors.size,
+      zerobus_poisons: this.children.reduce((n, c) => n + (c.last?.zerobus.poisons ?? 0), 0),
+      zerobus_rows: zerobus.rows,
       overclaimed_ranges: this.invariants.overclaims.size,
       position_leads: this.invariants.positionLeads,
       duplicates_absorbed: audit.rawDuplicates + pgDuplicates,

@@ -5,6 +5,7 @@ export const HARNESS_ERROR_CODES = [
   'TWG_HARNESS_CRASH_AT',
   'TWG_HARNESS_CHILD',
   'TWG_HARNESS_TIMEOUT',
+  'TWG_HARNESS_ZEROBUS',
 ] as const;
 
 export type HarnessErrorCode = (typeof HARNESS_ERROR_CODES)[number];
@@ -14,6 +15,7 @@ const CLASS_OF: Record<HarnessErrorCode, ErrorClass> = {
   TWG_HARNESS_CRASH_AT: 'fatal-config',
   TWG_HARNESS_CHILD: 'fatal-config',
   TWG_HARNESS_TIMEOUT: 'fatal-config',
+  TWG_HARNESS_ZEROBUS: 'fatal-config',
 };
 
 /**

@@ -1,11 +1,18 @@
 import type { RawContents } from './raw-audit.js';
+import { PG } from './harness-topology.js';
 import type { TableRow } from './table-audit.js';
+import type { ZerobusContents } from './zerobus-audit.js';
+import { ZEROBUS } from './zerobus-topology.js';
 
 export interface FinalAudit {
   /** Produced records raw lacks: by offset below the log end, or by payload id. */
   readonly missingRaw: number;
-  /** The same for the Postgres table. */
+  /** The sum over the secondaries of `missingBySink`. */
   readonly missingSecondary: number;
+  /** Per secondary: produced records it lacks, by position or by payload id (the larger). */
+  readonly missingBySink: Readonly<Record<string, number>>;
+  /** Record ids the Zerobus server acknowledged that no record raw holds hashes to. */
+  readonly zerobusUnknownIds: number;
   readonly duplicateRows: number;
   readonly idMismatches: number;
   /** Record copies in raw's segments beyond the first of each offset. */
@@ -19,13 +26,16 @@ export interface FinalAuditInput {
   readonly producedIds: readonly string[];
   readonly raw: RawContents;
   readonly rows: readonly TableRow[];
+  readonly zerobus: ZerobusContents;
 }
 
 /**
  * Checks the end state against what was produced, two ways: by position
  * (every offset below each log end) and by content (every produced payload
  * id), so neither a hole nor a record stored at the wrong place hides.
- * A missing count is the larger of the two ways, never their sum.
+ * A missing count is the larger of the two ways, never their sum. Zerobus
+ * rows carry no position: one is at its offset when it holds the record id
+ * recomputed from raw's record there.
  */
 export function auditFinal(input: FinalAuditInput): FinalAudit {
   const { ends, raw, rows } = input;
@@ -62,9 +72,28 @@ export function auditFinal(input: FinalAuditInput): FinalAudit {
   }
   const missingIds = (ids: ReadonlySet<string>): number =>
     input.producedIds.reduce((n, id) => (ids.has(id) ? n : n + 1), 0);
+  const { zerobus } = input;
+  let zerobusHoles = 0;
+  const rawRecordIds = new Set<string>();
+  ends.forEach((end, p) => {
+    const held = raw.records[p];
+    for (const r of held?.values() ?? []) rawRecordIds.add(r.recordId);
+    for (let o = 0; o < end; o++) {
+      const record = held?.get(o);
+      if (record === undefined || !zerobus.recordIds.has(record.recordId)) zerobusHoles += 1;
+    }
+  });
+  let zerobusUnknownIds = 0;
+  for (const id of zerobus.recordIds) if (!rawRecordIds.has(id)) zerobusUnknownIds += 1;
+  const missingBySink = {
+    [PG]: Math.max(rowHoles, missingIds(rowIds)),
+    [ZEROBUS]: Math.max(zerobusHoles, missingIds(zerobus.payloadIds)),
+  };
   return {
     missingRaw: Math.max(rawHoles, missingIds(rawIds)),
-    missingSecondary: Math.max(rowHoles, missingIds(rowIds)),
+    missingSecondary: Object.values(missingBySink).reduce((a, b) => a + b, 0),
+    missingBySink,
+    zerobusUnknownIds,
     duplicateRows,
     idMismatches,
     rawDuplicates: Math.max(0, raw.copies - unique),

@@ -81,3 +81,26 @@ export function textFlag(
   }
   return raw;
 }
+
+/** A comma-separated list of integers within [min, max]; absent: none. */
+export function intListFlag(
+  flags: ReadonlyMap<string, string | true>,
+  name: string,
+  min: number,
+  max: number,
+  where: string,
+): number[] {
+  const raw = flags.get(name);
+  if (raw === undefined) return [];
+  const parts = typeof raw === 'string' ? raw.split(',') : [''];
+  return parts.map((part) => {
+    const value = /^-?\d+$/.test(part) ? Number(part) : Number.NaN;
+    if (!Number.isSafeInteger(value) || value < min || value > max) {
+      throw new HarnessError(
+        'TWG_HARNESS_ARGS',
+        `${where}: --${name} must be a comma-separated list of integers in [${min}, ${max}], got ${JSON.stringify(raw)}`,
+      );
+    }
+    return value;
+  });
+}

@@ -10,6 +10,8 @@ import type { HarnessTopic } from './harness-topic.js';
 import { RAW } from './harness-topology.js';
 import { contiguousPrefix, readRaw, type RawContents } from './raw-audit.js';
 import { readTable, tableOffsets, type TableRow } from './table-audit.js';
+import { heldByZerobus, readZerobus, type ZerobusContents } from './zerobus-audit.js';
+import { ZEROBUS } from './zerobus-topology.js';
 
 /** What one check read, in the order it read it. */
 export interface Snapshot {
@@ -18,6 +20,8 @@ export interface Snapshot {
   readonly rawCoverageHoles: readonly number[];
   readonly raw: RawContents;
   readonly rows: readonly TableRow[];
+  /** What the fake Zerobus server acknowledged (empty when its log could not be read). */
+  readonly zerobus: ZerobusContents;
 }
 
 export interface InvariantCheckOptions {
@@ -39,6 +43,8 @@ export class InvariantCheck {
   positionLeads = 0;
   /** Distinct coverage ranges that claimed an offset their sink lacked. */
   readonly overclaims = new Set<string>();
+  /** Distinct failures to read the fake Zerobus server's log. */
+  readonly zerobusErrors = new Set<string>();
   /** Distinct raw read failures. */
   readonly rawErrors = new Set<string>();
   /** The most offsets raw's recorded coverage lagged raw by (below the committed positions). */
@@ -65,6 +71,12 @@ export class InvariantCheck {
       topic: topic.topic,
     });
     const rows = await readTable(this.o.pool, this.o.sinkSchema);
+    const zerobus = await readZerobus(dir).catch((error: unknown) => {
+      const message = error instanceof Error ? error.message : String(error);
+      if (!this.zerobusErrors.has(message)) log(`${label}: ZEROBUS READ FAILED: ${message}`);
+      this.zerobusErrors.add(message);
+      return { recordIds: new Set<string>(), payloadIds: new Set<string>(), batches: 0, rows: 0 };
+    });
     const raw = await readRaw(join(dir, 'raw'), topic.topic, partitions);
     const prefixes = raw.records.map((held) => contiguousPrefix(held));
     committed.forEach((c, p) => {
@@ -76,9 +88,12 @@ export class InvariantCheck {
       );
     });
     const table = tableOffsets(rows, partitions);
-    const claims = overclaimedRanges(views, (sink, p, o) =>
-      sink === RAW ? raw.records[p]?.has(o) === true : table[p]?.has(o) === true,
-    );
+    const inZerobus = heldByZerobus(raw, zerobus);
+    const claims = overclaimedRanges(views, (sink, p, o) => {
+      if (sink === RAW) return raw.records[p]?.has(o) === true;
+      if (sink === ZEROBUS) return inZerobus(p, o);
+      return table[p]?.has(o) === true;
+    });
     for (const claim of claims) {
       if (!this.overclaims.has(claim)) log(`${label}: OVER-CLAIM: ${claim}`);
       this.overclaims.add(claim);
@@ -95,8 +110,8 @@ export class InvariantCheck {
     this.rawCoverageLag = Math.max(this.rawCoverageLag, lagging);
     log(
       `  committed [${committed.join(', ')}], raw prefix [${prefixes.join(', ')}], ` +
-        `table ${rows.length} rows, secondary backlog ${this.backlog}, raw coverage lag ${lagging}`,
+        `table ${rows.length} rows, zerobus ${zerobus.rows} rows in ${zerobus.batches} batches, secondary backlog ${this.backlog}, raw coverage lag ${lagging}`,
     );
-    return { committed, rawCoverageHoles: holes, raw, rows };
+    return { committed, rawCoverageHoles: holes, raw, rows, zerobus };
   }
 }

@@ -24,6 +24,11 @@ export interface ProgressLine {
     readonly duplicates: number;
     readonly retries: number;
   };
+  readonly zerobus: {
+    /** Injected poison-stream failures that fired (each kills a stream; the sink rebuilds it). */
+    readonly poisons: number;
+    readonly rebuilds: number;
+  };
 }
 
 /** A progress line, or null for anything else a child printed. */

@@ -40,8 +40,17 @@ describe('harness:crash arguments', () => {
       batchRecords: 77,
       laneBatches: 2,
       windowRecords: 200,
+      zerobusPoisonWaits: [3, 1],
     };
     expect(parseChildArgs(childArgv(args))).toEqual(args);
+    const unpoisoned = { ...args, zerobusPoisonWaits: [] };
+    expect(childArgv(unpoisoned)).not.toContain('--zerobus-poison-waits');
+    expect(parseChildArgs(childArgv(unpoisoned))).toEqual(unpoisoned);
+    expect(() =>
+      parseChildArgs([...childArgv(unpoisoned), '--zerobus-poison-waits', '2,x']),
+    ).toThrow(
+      /--zerobus-poison-waits must be a comma-separated list of integers in \[1, 1000000\], got "2,x"/,
+    );
     expect(() => parseChildArgs(childArgv({ ...args, role: 'ingest' as 'both' }))).toThrow(
       /--role must be both or recovery/,
     );

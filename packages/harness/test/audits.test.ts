@@ -8,6 +8,8 @@ import {
 } from '../src/coverage-audit.js';
 import { auditFinal } from '../src/final-audit.js';
 import { PG, RAW } from '../src/harness-topology.js';
+import type { ZerobusContents } from '../src/zerobus-audit.js';
+import { ZEROBUS } from '../src/zerobus-topology.js';
 import { contiguousPrefix, type RawContents, type RawRecord } from '../src/raw-audit.js';
 import type { TableRow } from '../src/table-audit.js';
 
@@ -19,6 +21,16 @@ function raw(offsets: number[], copies = offsets.length): RawContents {
     offsets.map((o) => [o, { recordId: `r${o}`, payloadId: `p${o}` }]),
   );
   return { records: [held], copies, errors: [] };
+}
+
+/** What the Zerobus server acknowledged: the rows of `offsets` of partition 0. */
+function zb(offsets: number[]): ZerobusContents {
+  return {
+    recordIds: new Set(offsets.map((o) => `r${o}`)),
+    payloadIds: new Set(offsets.map((o) => `p${o}`)),
+    batches: 1,
+    rows: offsets.length,
+  };
 }
 
 const row = (offset: number, recordId = `r${offset}`, id = `p${offset}`): TableRow => ({
@@ -43,10 +55,13 @@ describe('auditFinal', () => {
       producedIds: produced,
       raw: raw([0, 1, 2, 3], 7),
       rows: [0, 1, 2, 3].map((o) => row(o)),
+      zerobus: zb([0, 1, 2, 3]),
     });
     expect(audit).toEqual({
       missingRaw: 0,
       missingSecondary: 0,
+      missingBySink: { [PG]: 0, [ZEROBUS]: 0 },
+      zerobusUnknownIds: 0,
       duplicateRows: 0,
       idMismatches: 0,
       rawDuplicates: 3,
@@ -59,9 +74,30 @@ describe('auditFinal', () => {
       producedIds: produced,
       raw: raw([0, 1, 3]),
       rows: [row(0), row(3)],
+      zerobus: zb([0, 1, 3]),
     });
     expect(audit.missingRaw).toBe(1);
+    // The table lacks 1 and 2; Zerobus lacks 2 (and cannot hold 1's id: raw lacks it).
+    expect(audit.missingBySink).toEqual({ [PG]: 2, [ZEROBUS]: 1 });
+    expect(audit.missingSecondary).toBe(3);
+  });
+
+  it('counts what Zerobus lacks by record id and by payload id, and ids nothing produced', () => {
+    const audit = auditFinal({
+      ends: [4],
+      producedIds: produced,
+      raw: raw([0, 1, 2, 3]),
+      rows: [0, 1, 2, 3].map((o) => row(o)),
+      zerobus: {
+        recordIds: new Set(['r0', 'r1', 'r3', 'stray']),
+        payloadIds: new Set(['p0', 'p3']),
+        batches: 2,
+        rows: 4,
+      },
+    });
+    expect(audit.missingBySink).toEqual({ [PG]: 0, [ZEROBUS]: 2 });
     expect(audit.missingSecondary).toBe(2);
+    expect(audit.zerobusUnknownIds).toBe(1);
   });
 
   it('counts a produced record stored at the wrong offset as missing by id', () => {
@@ -70,9 +106,11 @@ describe('auditFinal', () => {
       producedIds: ['p0', 'p1', 'p2'],
       raw: raw([0, 1]),
       rows: [row(0), row(1)],
+      zerobus: zb([0, 1]),
     });
     expect(audit.missingRaw).toBe(1);
-    expect(audit.missingSecondary).toBe(1);
+    expect(audit.missingSecondary).toBe(2);
+    expect(audit.missingBySink).toEqual({ [PG]: 1, [ZEROBUS]: 1 });
   });
 
   it('counts two record ids for one position and ids that differ from raw', () => {
@@ -81,6 +119,7 @@ describe('auditFinal', () => {
       producedIds: ['p0', 'p1'],
       raw: raw([0, 1]),
       rows: [row(0), row(0, 'other'), row(1, 'r1', 'p9')],
+      zerobus: zb([0, 1]),
     });
     expect(audit.duplicateRows).toBe(1);
     expect(audit.idMismatches).toBe(2);
@@ -125,8 +164,10 @@ describe('coverage audits', () => {
       view('pipeline-durable', PG, [[0, 5]]),
       view('pipeline-local', PG, [[8, 12]]),
       view('sink-transactional', PG, [[0, 20]]),
+      view('pipeline-durable', ZEROBUS, [[0, 18]]),
     ];
-    expect(secondaryBacklog(views)).toBe(3 + 8);
+    // Postgres lacks [5, 8) and [12, 20); Zerobus lacks [18, 20).
+    expect(secondaryBacklog(views)).toBe(3 + 8 + 2);
   });
 
   it('finds the contiguous prefix', () => {
