@@ -58,6 +58,19 @@ export class CoverageRecorder {
     }
   }
 
+  /**
+   * Writes what was handed over before the call, not what arrives meanwhile:
+   * while acknowledgements keep coming (ingest in the `both` role), `drain`
+   * may never find the buffer empty. False if that write failed.
+   */
+  async writeHandedOver(): Promise<boolean> {
+    if (this.running !== null) await this.running;
+    if (this.buffer.length === 0) return true;
+    const before = this.failures;
+    await this.flush();
+    return this.failures === before;
+  }
+
   stats(): RecorderStats {
     return {
       recorded: this.recorded,

@@ -327,6 +327,7 @@ export class Pipeline {
       leases: spec.leases,
       holder: config.holder ?? `${hostname()}:${process.pid}`,
       config,
+      maxRecordBytes: this.config.maxRecordBytes,
       clock: this.clock,
       quarantine: (sink, batch, note) => {
         this.quarantine(sink, batch, note);
@@ -401,7 +402,11 @@ export class Pipeline {
     const recovery = this.recovery;
     if (recovery === null) return;
     try {
-      await recovery.run(this.abort.signal, this.untilCaughtUp);
+      // Only the recovery role ends when caught up: in `both`, a pass that
+      // finds nothing behind (the first one, before anything was read) must
+      // not end recovery while ingest goes on making gaps.
+      const untilCaughtUp = this.untilCaughtUp && this.config.recovery.role === 'recovery';
+      await recovery.run(this.abort.signal, untilCaughtUp);
     } catch (error) {
       if (!this.abort.signal.aborted) this.fail(error);
     }

@@ -71,6 +71,8 @@ export class SecondaryLane<B> {
   private quarantined = 0;
   /** Starts of spans queued or submitted and not yet confirmed, per partition, with counts. */
   private readonly pending = new Map<string, Map<number, number>>();
+  /** Per partition, the spans this lane submitted and saw no confirmation of yet, in order. */
+  private readonly unconfirmed = new Map<string, OffsetSpan[]>();
 
   private sinkName: string;
   private config: SecondaryConfig = secondaryConfigSchema.parse({});
@@ -94,7 +96,7 @@ export class SecondaryLane<B> {
   readonly target: ConfirmTarget<'secondary'> = {
     apply: async (confirm, receipt) => {
       if (confirm.kind !== 'derived-coverage') return;
-      this.settle(confirm.span);
+      this.settleThrough(confirm.span);
       this.delivered += 1;
       this.deliveredRecords += receipt.records;
       // A non-durable secondary (explicit opt-out) never records coverage:
@@ -203,6 +205,7 @@ export class SecondaryLane<B> {
         this.shed += 1;
         this.shedRecords += item.batch.records.length;
         this.pending.clear();
+        this.unconfirmed.clear();
         this.dropQueued();
         return;
       }
@@ -238,6 +241,10 @@ export class SecondaryLane<B> {
       this.settle(batch.span);
       return;
     }
+    const key = partitionKey(batch.span);
+    let own = this.unconfirmed.get(key);
+    if (own === undefined) this.unconfirmed.set(key, (own = []));
+    own.push(batch.span);
     await sink.submit(derived.batch, batch.span, derivedCoverage(sink.descriptor.id, batch.span));
     // After acceptance: a refused batch is counted as shed, not as submitted too.
     this.submitted += 1;
@@ -282,6 +289,22 @@ export class SecondaryLane<B> {
     let starts = this.pending.get(key);
     if (starts === undefined) this.pending.set(key, (starts = new Map<number, number>()));
     starts.set(span.start, (starts.get(span.start) ?? 0) + 1);
+  }
+
+  /**
+   * Settles a confirmed span and, when it is one this lane submitted, every
+   * span of the partition it submitted earlier: a sink confirms in order, so
+   * those were settled without a confirmation (a gap, e.g. PostgreSQL's
+   * `onPoison: 'skip'`). Left pending, one of them would pin `pendingFloor`
+   * for good and hide every later gap of the partition from recovery.
+   */
+  private settleThrough(span: OffsetSpan): void {
+    const own = this.unconfirmed.get(partitionKey(span));
+    const at = own?.findIndex((s) => s.start === span.start && s.end === span.end) ?? -1;
+    if (own !== undefined && at >= 0) {
+      for (const earlier of own.splice(0, at + 1).slice(0, at)) this.settle(earlier);
+    }
+    this.settle(span);
   }
 
   private settle(span: OffsetSpan): void {

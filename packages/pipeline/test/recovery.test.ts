@@ -215,6 +215,40 @@ describe('recovery as a role', () => {
     expect(skip.secondaries[0]?.rows.size).toBe(96);
   });
 
+  it('replays what the live lane would have written: records over maxRecordBytes go to quarantine', async () => {
+    const coverage = keepOpen(new InMemoryCoverage({ sinks: [RAW, SEC] }));
+    const rawHeld = new Map<string, Map<number, Uint8Array>>();
+    const logs = () =>
+      logsOf('t', 1, 10, (o) => (o === 4 ? JSON.stringify({ pad: 'x'.repeat(5000) }) : '{}'));
+    const config = { maxRecordBytes: 1024 };
+    await (
+      await build(new MemoryStoreSource(logs(), 10), {
+        coverage,
+        rawHeld,
+        secondaries: 1,
+        secondary: (s) => (s.failSubmits = true),
+        config: { ...config, recovery: { role: 'ingest' } },
+      })
+    ).pipeline.run();
+    const entries: string[] = [];
+    const recovery = await build(new MemoryStoreSource(logs(), 10), {
+      coverage,
+      rawHeld,
+      secondaries: 1,
+      quarantineWriter: async (e) => {
+        entries.push(`${e.reason}@${e.record.offset} ${e.record.sink}`);
+      },
+      config: { ...config, recovery: { role: 'recovery' } },
+    });
+    await recovery.pipeline.run({ untilCaughtUp: true });
+    expect([...(recovery.secondaries[0]?.rows.keys() ?? [])]).not.toContain('0:4');
+    expect(recovery.secondaries[0]?.rows.size).toBe(9);
+    expect(entries).toEqual(['oversized@4 raw']);
+    expect((await coverage.covered({ sink: SEC, topic: 't', partition: 0 })).ranges()).toEqual([
+      { start: 0, end: 10 },
+    ]);
+  });
+
   it('refuses a renewal interval that is not below the lease TTL', async () => {
     await expect(
       build(new MemoryStoreSource(logsOf('t', 1, 1), 1), {

@@ -5,6 +5,7 @@ import {
   type Sink,
   type SourceBatch,
 } from '@thalweg/connector-core';
+import { recordBytes } from '../batch-split.js';
 import type { Derive, Derived, QuarantineNote } from '../topology.js';
 import type { RecoveryWindow } from './recovery-window.js';
 
@@ -28,6 +29,8 @@ export interface ReplayOptions {
   /** Stop after this long; what was replayed is covered, the rest stays a gap. */
   readonly maxMs: number;
   readonly quarantineMode: QuarantineMode;
+  /** Records above this never reach a secondary, as on the live path (`oversized`). */
+  readonly maxRecordBytes: number;
   readonly quarantine: (sink: string, batch: SourceBatch, note: QuarantineNote) => void;
   /** Records a span the derivation left nothing of (held vacuously). */
   readonly recordEmpty: (span: OffsetSpan) => void;
@@ -77,29 +80,82 @@ export async function replayWindow<B>(
     for await (const read of raw.read(want, options.signal)) {
       const batch = clip(read, want);
       if (batch === null) continue;
-      const derived = deriveSafely(target.derive, batch);
+      // The live path hands records over maxRecordBytes to quarantine, never
+      // to a secondary: a replay must write the rows the live lane would have
+      // written, and a record the secondary cannot take must not poison the
+      // window (or fail the sink the live lane shares).
+      const limit = options.maxRecordBytes;
+      let clean = batch;
+      if (batch.records.some((r) => recordBytes(r) > limit)) {
+        clean = { span: batch.span, records: batch.records.filter((r) => recordBytes(r) <= limit) };
+        for (const r of batch.records) {
+          if (recordBytes(r) <= limit) continue;
+          if (options.quarantineMode === 'skip-dlq') quarantineSkipped += 1;
+          else {
+            options.quarantine(raw.descriptor.id, batch, {
+              offset: r.offset,
+              reason: 'oversized',
+              detail: `${recordBytes(r)} bytes exceed maxRecordBytes ${limit}`,
+            });
+          }
+        }
+      }
+      const derived = deriveSafely(target.derive, clean);
       for (const note of derived.quarantined) {
         if (options.quarantineMode === 'rehydrate') options.quarantine(window.sink, batch, note);
         else quarantineSkipped += 1;
       }
       if (derived.batch === null) options.recordEmpty(batch.span);
       else {
-        await target.sink.submit(
+        const submitted = target.sink.submit(
           derived.batch,
           batch.span,
           derivedCoverage(target.sink.descriptor.id, batch.span),
         );
+        if (!(await unlessAborted(submitted, options.signal))) {
+          return { kind: 'aborted', records, quarantineSkipped };
+        }
       }
       records += batch.records.length;
       const why = await stopped();
       if (why !== null) {
-        await target.sink.flush();
+        if (!(await unlessAborted(target.sink.flush(), options.signal))) {
+          return { kind: 'aborted', records, quarantineSkipped };
+        }
         return { kind: why, records, quarantineSkipped };
       }
     }
   }
-  await target.sink.flush();
+  if (!(await unlessAborted(target.sink.flush(), options.signal))) {
+    return { kind: 'aborted', records, quarantineSkipped };
+  }
   return { kind: 'done', records, quarantineSkipped };
+}
+
+/**
+ * Waits for `work` unless `signal` aborts first (then false): a sink whose
+ * submit or flush never returns must not hang stop(). Nothing is claimed for
+ * it here; an acknowledgement that still arrives records coverage through
+ * the sink's confirm target, as any other.
+ */
+function unlessAborted(work: Promise<void>, signal: AbortSignal): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    const aborted = (): void => {
+      resolve(false);
+    };
+    if (signal.aborted) aborted();
+    else signal.addEventListener('abort', aborted, { once: true });
+    work.then(
+      () => {
+        signal.removeEventListener('abort', aborted);
+        resolve(true);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', aborted);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
+  });
 }
 
 /** The part of a batch inside `want`; null when nothing of it is. */

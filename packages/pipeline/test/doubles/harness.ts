@@ -1,5 +1,5 @@
 import type { Source } from '@thalweg/connector-core';
-import { InMemoryCoverage, type LeaseStore } from '@thalweg/offset-store';
+import { InMemoryCoverage, type CoverageStore, type LeaseStore } from '@thalweg/offset-store';
 import { sinkId } from '@thalweg/connector-core';
 import {
   Pipeline,
@@ -14,14 +14,14 @@ export interface Built {
   readonly pipeline: Pipeline;
   readonly raw: MemoryRawSink;
   readonly secondaries: MemorySecondary[];
-  readonly coverage: InMemoryCoverage;
+  readonly coverage: CoverageStore;
   readonly log: string[];
 }
 
 export interface BuildOptions {
   readonly secondaries?: number;
   readonly config?: PipelineConfigInput;
-  readonly coverage?: InMemoryCoverage;
+  readonly coverage?: CoverageStore;
   readonly raw?: (raw: MemoryRawSink) => void;
   readonly secondary?: (sink: MemorySecondary, i: number) => void;
   readonly memoryUsage?: () => number;
@@ -81,7 +81,7 @@ export async function build(source: Source, options: BuildOptions = {}): Promise
 }
 
 /** The same store, with `close` a no-op: lets a test read it after a pipeline shut down. */
-export function keepOpen(store: InMemoryCoverage): InMemoryCoverage {
+export function keepOpen<S extends CoverageStore>(store: S): S {
   return new Proxy(store, {
     get(target, prop, receiver) {
       if (prop === 'close') return async () => undefined;

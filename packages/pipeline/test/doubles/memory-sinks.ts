@@ -37,6 +37,13 @@ class ControlledSink<L extends Lane> {
   stallSubmit: Promise<void> | null = null;
   closed = false;
   submitted = 0;
+  /**
+   * Batches the sink settles without ever confirming them, and carries on
+   * (PostgreSQL's `onPoison: 'skip'`): their spans stay gaps.
+   */
+  skipConfirm: ((span: OffsetSpan) => boolean) | null = null;
+  /** Submits waiting on `stallSubmit` right now. */
+  waitingSubmits = 0;
   readonly log: string[];
 
   constructor(
@@ -62,13 +69,24 @@ class ControlledSink<L extends Lane> {
     if (this.closed) throw new Error(`${this.descriptor.id}: submit after close`);
     if (this.failSubmits || (this.failAfter !== null && this.submitted >= this.failAfter))
       throw new Error(`${this.descriptor.id}: refused (injected)`);
-    if (this.stallSubmit !== null) await this.stallSubmit;
+    if (this.stallSubmit !== null) {
+      this.waitingSubmits += 1;
+      try {
+        await this.stallSubmit;
+      } finally {
+        this.waitingSubmits -= 1;
+      }
+    }
   }
 
   /** Makes the `n` oldest pending batches durable, then confirms them in order. */
   async ack(n = Infinity): Promise<void> {
     const batch = this.pending.splice(0, Math.min(n, this.pending.length));
     for (const p of batch) {
+      if (this.skipConfirm?.(p.span) === true) {
+        this.log.push(`skipped ${this.descriptor.id} ${p.span.partition}:${p.span.end}`);
+        continue;
+      }
       p.onDurable();
       this.log.push(`durable ${this.descriptor.id} ${p.span.partition}:${p.span.end}`);
       await this.target.apply(p.confirm, {
@@ -101,6 +119,9 @@ export class MemoryRawSink
 {
   declare readonly descriptor: PrimaryRawDescriptor;
   failFlush = false;
+  /** While set, `held()` waits for it (a slow planning read). */
+  heldGate: Promise<void> | null = null;
+  heldCalls = 0;
 
   constructor(
     target: ConfirmTarget<'primary-raw'>,
@@ -148,6 +169,8 @@ export class MemoryRawSink
   }
 
   async held(): Promise<HeldPartition[]> {
+    this.heldCalls += 1;
+    if (this.heldGate !== null) await this.heldGate;
     const out: HeldPartition[] = [];
     for (const [key, offsets] of this.stored) {
       const [topic = '', partition = '0'] = key.split('\u0000');
