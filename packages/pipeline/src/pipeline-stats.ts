@@ -1,11 +1,8 @@
-import type {
-  ByteBudgetStats,
-  QuarantineLaneStats,
-  QuarantineReason,
-} from '@thalweg/connector-core';
+import type { ByteBudgetStats } from '@thalweg/connector-core';
 import type { RecorderStats } from './coverage-recorder.js';
 import type { CommitterStats } from './position-committer.js';
 import type { RecoveryBacklog, RecoveryStats } from './recovery/recovery-runner.js';
+import type { QuarantineStats } from './quarantine-router.js';
 import type { SecondaryStats } from './secondary-lane.js';
 
 export type PipelineState = 'opened' | 'running' | 'stopping' | 'stopped' | 'failed';
@@ -31,14 +28,8 @@ export interface PipelineStats {
   readonly positions: CommitterStats;
   readonly secondaries: readonly SecondaryStats[];
   readonly coverage: RecorderStats;
-  readonly quarantine: {
-    readonly byReason: Readonly<Partial<Record<QuarantineReason, number>>>;
-    readonly written: number;
-    readonly writeFailures: number;
-    /** Taken off the lane with no writer configured: raw still holds them. */
-    readonly discarded: number;
-    readonly lane: QuarantineLaneStats;
-  };
+  readonly quarantine: QuarantineStats;
+
   /** Null when this process does not recover (role `ingest`). */
   readonly recovery: (RecoveryStats & { readonly backlog: RecoveryBacklog }) | null;
   readonly flow: {

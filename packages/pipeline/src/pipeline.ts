@@ -2,13 +2,11 @@ import {
   formatSpan,
   monotonicClock,
   PositionTracker,
-  QuarantineLane,
   rawAnchor,
   type Clock,
   type Confirm,
   type ConfirmTarget,
   type HealthReport,
-  type QuarantineReason,
   type Receipt,
   type ReplayableSink,
   type Sink,
@@ -16,10 +14,7 @@ import {
   type SourceBatch,
   type SourcePartition,
   type AssignmentEvent,
-  type SinkId,
-  isDurable,
 } from '@thalweg/connector-core';
-import { hostname } from 'node:os';
 import type { CoverageStore, DurableReceipt } from '@thalweg/offset-store';
 import { batchBytes, recordBytes, splitBatch } from './batch-split.js';
 import { CoverageRecorder } from './coverage-recorder.js';
@@ -29,15 +24,11 @@ import { parsePipelineConfig, secondaryConfig, type PipelineConfig } from './pip
 import type { PipelineState, PipelineStats } from './pipeline-stats.js';
 import { PositionCommitter } from './position-committer.js';
 import { RawInflight } from './raw-inflight.js';
-import { RecoveryRunner, type RecoveryBacklog } from './recovery/recovery-runner.js';
-import type { ReplayTarget } from './recovery/replay-window.js';
-import { emptyReceipt, SecondaryLane, withDeadline } from './secondary-lane.js';
-import type {
-  PipelineSpec,
-  QuarantinedRecord,
-  QuarantineNote,
-  QuarantineWriter,
-} from './topology.js';
+import type { RecoveryBacklog, RecoveryRunner } from './recovery/recovery-runner.js';
+import { openRecoveryRunner, reconcileRawCoverage } from './recovery/recovery-wiring.js';
+import { QuarantineRouter } from './quarantine-router.js';
+import { SecondaryLane } from './secondary-lane.js';
+import type { PipelineSpec, QuarantineWriter } from './topology.js';
 import { validateTopology } from './validate-topology.js';
 
 /**
@@ -55,14 +46,8 @@ export class Pipeline {
   private readonly tracker = new PositionTracker();
   private readonly inflight = new RawInflight();
   private readonly abort = new AbortController();
-  /**
-   * Stops the quarantine pump. Not `abort`: that fires when shutdown begins,
-   * and the secondaries still quarantine records while they drain.
-   */
-  private readonly quarantineStop = new AbortController();
   private readonly known = new Map<string, SourcePartition>();
-  private readonly quarantineLane: QuarantineLane<QuarantinedRecord>;
-  private readonly quarantineCounts: Partial<Record<QuarantineReason, number>> = {};
+  private readonly quarantine: QuarantineRouter;
   private readonly startedAt: number;
   private raw: ReplayableSink<SourceBatch> | null = null;
   private lanes: SecondaryLane<unknown>[] = [];
@@ -72,7 +57,6 @@ export class Pipeline {
   private failure: Error | null = null;
   private finished: Promise<PipelineStats> | null = null;
   private ticker: NodeJS.Timeout | null = null;
-  private quarantinePump: Promise<void> | null = null;
   private progress = 0;
   private counts = {
     sourceBatches: 0,
@@ -83,9 +67,6 @@ export class Pipeline {
     durableBatches: 0,
     durableRecords: 0,
     droppedAcks: 0,
-    quarantineWritten: 0,
-    quarantineWriteFailures: 0,
-    quarantineDiscarded: 0,
   };
 
   private constructor(
@@ -96,13 +77,17 @@ export class Pipeline {
     private readonly governor: FlowGovernor,
     private readonly recorder: CoverageRecorder,
     private readonly committer: PositionCommitter,
-    private readonly quarantineWriter: QuarantineWriter | undefined,
+    quarantineWriter: QuarantineWriter | undefined,
     private readonly clock: Clock,
     private readonly memoryUsage: () => number,
     private readonly log: (line: string) => void,
   ) {
     this.startedAt = clock.now();
-    this.quarantineLane = new QuarantineLane(config.flowControl.quarantine);
+    this.quarantine = new QuarantineRouter(
+      config.flowControl.quarantine,
+      quarantineWriter,
+      (line) => log(`thalweg pipeline: ${line}`),
+    );
   }
 
   /**
@@ -181,7 +166,7 @@ export class Pipeline {
   }
 
   health(): HealthReport {
-    return this.governor.health(this.state === 'running', this.quarantineLane.stats());
+    return this.governor.health(this.state === 'running', this.quarantine.laneStats());
   }
 
   stats(): PipelineStats {
@@ -202,13 +187,7 @@ export class Pipeline {
       positions: this.committer.stats(),
       secondaries: this.lanes.map((l) => l.stats()),
       coverage: this.recorder.stats(),
-      quarantine: {
-        byReason: { ...this.quarantineCounts },
-        written: c.quarantineWritten,
-        writeFailures: c.quarantineWriteFailures,
-        discarded: c.quarantineDiscarded,
-        lane: this.quarantineLane.stats(),
-      },
+      quarantine: this.quarantine.stats(),
       recovery:
         this.recovery === null
           ? null
@@ -239,7 +218,7 @@ export class Pipeline {
           s.derive,
           this.recorder,
           (sink, batch, note) => {
-            this.quarantine(sink, batch, note);
+            this.quarantine.offer(sink, batch, note);
           },
           (line) => this.log(`thalweg pipeline: ${line}`),
         ),
@@ -267,9 +246,20 @@ export class Pipeline {
       );
       this.raw = raw;
       this.lanes = lanes;
-      await this.reconcileRawCoverage(raw);
+      await reconcileRawCoverage(raw, this.coverage);
       if (this.config.recovery.role !== 'ingest') {
-        this.recovery = this.recoveryRunner(spec, raw, sinks, lanes);
+        this.recovery = openRecoveryRunner({
+          spec,
+          config: this.config,
+          raw,
+          sinks,
+          lanes,
+          coverage: this.coverage,
+          recorder: this.recorder,
+          quarantine: this.quarantine,
+          clock: this.clock,
+          log: (line) => this.log(`thalweg recovery: ${line}`),
+        });
       }
       if (this.config.recovery.role !== 'recovery') await this.positionSource();
     } catch (error) {
@@ -278,70 +268,6 @@ export class Pipeline {
     }
     this.source.onAssignment?.((event) => {
       this.onAssignment(event);
-    });
-  }
-
-  /**
-   * Raw's coverage is recorded from its receipts off the ack path, so a crash
-   * between raw's durable write and that record leaves it lagging what raw
-   * holds. Raw itself knows exactly: merge that in at open (it is durable by
-   * construction), so every reader of the store sees what raw really has.
-   */
-  private async reconcileRawCoverage(raw: ReplayableSink<SourceBatch>): Promise<void> {
-    const held = await raw.held();
-    const deltas = held
-      .filter((h) => h.spans.length > 0)
-      .map((h) => ({
-        key: {
-          sink: raw.descriptor.id,
-          topic: h.partition.topic,
-          partition: h.partition.partition,
-        },
-        ranges: h.spans.map((s) => ({ start: s.start, end: s.end })),
-      }));
-    if (deltas.length > 0) await this.coverage.merge(deltas);
-  }
-
-  /** Recovery drives the same sinks and derivations; non-durable secondaries opted out of it. */
-  private recoveryRunner(
-    spec: PipelineSpec,
-    raw: ReplayableSink<SourceBatch>,
-    sinks: readonly Sink<'secondary', unknown>[],
-    lanes: readonly SecondaryLane<unknown>[],
-  ): RecoveryRunner {
-    const targets = new Map<SinkId, ReplayTarget<unknown>>();
-    const laneOf = new Map<SinkId, SecondaryLane<unknown>>();
-    sinks.forEach((sink, i) => {
-      const derive = spec.secondaries?.[i]?.derive;
-      const lane = lanes[i];
-      if (derive === undefined || !isDurable(sink.descriptor.durability)) return;
-      targets.set(sink.descriptor.id, { sink, derive });
-      if (lane !== undefined) laneOf.set(sink.descriptor.id, lane);
-    });
-    const config = this.config.recovery;
-    return new RecoveryRunner({
-      raw,
-      coverage: this.coverage,
-      targets,
-      recorder: this.recorder,
-      leases: spec.leases,
-      holder: config.holder ?? `${hostname()}:${process.pid}`,
-      config,
-      maxRecordBytes: this.config.maxRecordBytes,
-      clock: this.clock,
-      quarantine: (sink, batch, note) => {
-        this.quarantine(sink, batch, note);
-      },
-      recordEmpty: (sink, span) => {
-        const durability = targets.get(sink)?.sink.descriptor.durability;
-        if (durability !== undefined && isDurable(durability)) {
-          this.recorder.add(emptyReceipt(sink, span, durability.kind));
-        }
-      },
-      // In the recovery role there is no live lane; in both, it owns what it holds.
-      liveFloor: (sink, partition) =>
-        config.role === 'recovery' ? null : (laneOf.get(sink)?.pendingFloor(partition) ?? null),
-      log: (line) => this.log(`thalweg recovery: ${line}`),
     });
   }
 
@@ -371,9 +297,7 @@ export class Pipeline {
       this.tick();
     }, this.config.evaluateEveryMs);
     this.ticker.unref();
-    if (this.quarantineWriter !== undefined) {
-      this.quarantinePump = this.pumpQuarantine(this.quarantineWriter);
-    }
+    this.quarantine.start();
     const role = this.config.recovery.role;
     const recovering = this.runRecovery();
     if (role !== 'recovery') {
@@ -500,7 +424,7 @@ export class Pipeline {
       clean = { span: piece.span, records: piece.records.filter((r) => recordBytes(r) <= limit) };
       for (const r of piece.records) {
         if (recordBytes(r) <= limit) continue;
-        this.quarantine(this.requireRaw().descriptor.id, piece, {
+        this.quarantine.offer(this.requireRaw().descriptor.id, piece, {
           offset: r.offset,
           reason: 'oversized',
           detail: `${recordBytes(r)} bytes exceed maxRecordBytes ${limit}`,
@@ -565,48 +489,6 @@ export class Pipeline {
     );
   }
 
-  private quarantine(sink: string, batch: SourceBatch, note: QuarantineNote): void {
-    this.quarantineCounts[note.reason] = (this.quarantineCounts[note.reason] ?? 0) + 1;
-    const record = batch.records.find((r) => r.offset === note.offset);
-    const value = record?.value ?? new Uint8Array(0);
-    this.quarantineLane.offer({
-      reason: note.reason,
-      bytes: value.byteLength + 64,
-      detail: note.detail,
-      record: {
-        topic: batch.span.topic,
-        partition: batch.span.partition,
-        offset: note.offset,
-        sink,
-        value,
-      },
-    });
-  }
-
-  private async pumpQuarantine(writer: QuarantineWriter): Promise<void> {
-    // `take` hands out held entries before it looks at the signal, so the
-    // pump writes everything queued before it stops.
-    const signal = this.quarantineStop.signal;
-    for (;;) {
-      let entry;
-      try {
-        entry = await this.quarantineLane.take(signal);
-      } catch {
-        return;
-      }
-      try {
-        await writer(entry);
-        this.counts.quarantineWritten += 1;
-      } catch (error) {
-        this.counts.quarantineWriteFailures += 1;
-        this.log(
-          `thalweg pipeline: quarantine write failed for ${entry.record.topic}/${entry.record.partition}@${entry.record.offset} ` +
-            `(raw still holds it): ${error instanceof Error ? error.message : String(error)}`,
-        );
-      }
-    }
-  }
-
   private tick(): void {
     const cycle = this.governor.evaluate({
       memoryBytes: this.memoryUsage(),
@@ -638,9 +520,7 @@ export class Pipeline {
       this.fail(error);
     });
     void this.recorder.flush();
-    if (this.quarantineWriter === undefined) {
-      this.counts.quarantineDiscarded += this.quarantineLane.drain().length;
-    }
+    this.quarantine.dropUnwritten();
   }
 
   private async shutdown(): Promise<void> {
@@ -665,17 +545,7 @@ export class Pipeline {
     }
     // After the secondaries, which quarantine while they drain; within the
     // drain deadline, since a writer that never answers must not hang shutdown.
-    this.quarantineStop.abort();
-    if (this.quarantinePump !== null) {
-      const written = await withDeadline(
-        this.quarantinePump,
-        this.config.shutdown.secondaryDrainMs,
-      );
-      if (!written)
-        this.log('thalweg pipeline: quarantine writer did not finish; the rest is discarded');
-    }
-    // What the writer did not take is counted, not silently dropped (raw holds it).
-    this.counts.quarantineDiscarded += this.quarantineLane.drain().length;
+    await this.quarantine.stop(this.config.shutdown.secondaryDrainMs);
     await this.settle('checkpoint coverage', this.coverage.checkpoint());
     await this.settle('close raw', raw.close());
     await this.settle('close source', this.source.close());
