@@ -312,7 +312,6 @@ export class Pipeline {
     this.state = 'stopping';
     this.abort.abort();
     await recovering;
-    this.abort.abort();
     await this.shutdown();
     if (this.failure !== null) {
       this.state = 'failed';
