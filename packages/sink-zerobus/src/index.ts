@@ -2,6 +2,7 @@ export * from './errors.js';
 export * from './classify-error.js';
 export * from './transport.js';
 export * from './fake-transport.js';
+export * from './fake-server-log.js';
 export * from './config.js';
 export * from './stream-metrics.js';
 export * from './zerobus-sink.js';

@@ -4,14 +4,16 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   FakeServerLogError,
-  FakeTransportFactory,
-  FakeZerobusServer,
-  FakeZerobusTransport,
   FileServerLog,
   parseServerLog,
   readFakeServerBatches,
   type FakeServerLog,
   type LogFileHandle,
+} from '../src/fake-server-log.js';
+import {
+  FakeTransportFactory,
+  FakeZerobusServer,
+  FakeZerobusTransport,
 } from '../src/fake-transport.js';
 import { describeTransportContract, ipcOf, SPEC } from './contract/transport-contract.js';
 import { settled } from './helpers.js';
