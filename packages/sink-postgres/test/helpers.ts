@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { afterAll } from 'vitest';
 import {
   derivedCoverage,
   offsetSpan,
@@ -134,4 +135,24 @@ export async function openSink(
 /** The span starts of the confirmations applied so far, in order. */
 export function confirmedStarts(target: ReturnType<typeof recordingTarget>): number[] {
   return target.applied.map((a) => a.receipt.span.start);
+}
+
+/**
+ * A pool for one test file, and tables (fresh orders tables unless a spec is
+ * given) dropped, with the pool, after the file.
+ */
+export function tableFixture(): { pool: pg.Pool; table: (spec?: PgTableSpec) => PgTableSpec } {
+  const pool = testPool();
+  const tables: PgTableSpec[] = [];
+  afterAll(async () => {
+    for (const t of tables) await dropTable(pool, t);
+    await pool.end();
+  });
+  return {
+    pool,
+    table: (spec = ordersSpec()) => {
+      tables.push(spec);
+      return spec;
+    },
+  };
 }

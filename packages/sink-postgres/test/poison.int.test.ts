@@ -1,29 +1,17 @@
-import { afterAll, describe, expect, it } from 'vitest';
-import { PostgresSinkError, type PgBatch, type PgTableSpec } from '../src/index.js';
+import { describe, expect, it } from 'vitest';
+import { PostgresSinkError, type PgBatch } from '../src/index.js';
 import {
   batchAt,
   confirmedStarts,
   countRows,
   cover,
-  dropTable,
   gate,
   openSink,
-  ordersSpec,
   spanAt,
-  testPool,
+  tableFixture,
 } from './helpers.js';
 
-const pool = testPool();
-const tables: PgTableSpec[] = [];
-function table(): PgTableSpec {
-  const spec = ordersSpec();
-  tables.push(spec);
-  return spec;
-}
-afterAll(async () => {
-  for (const t of tables) await dropTable(pool, t);
-  await pool.end();
-});
+const { pool, table } = tableFixture();
 
 /** Batch i with one value replaced at row `row`, column `column`. */
 function spoiled(i: number, row: number, column: number, value: unknown): PgBatch {

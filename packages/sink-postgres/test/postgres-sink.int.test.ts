@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sinkId } from '@thalweg/connector-core';
 import { postgresUrl } from '@thalweg/test-services';
 import { PostgresSink, type PgTableSpec } from '../src/index.js';
@@ -7,7 +7,6 @@ import {
   confirmedStarts,
   countRows,
   cover,
-  dropTable,
   gate,
   ID,
   openSink,
@@ -16,20 +15,10 @@ import {
   recordingTarget,
   settled,
   spanAt,
-  testPool,
+  tableFixture,
 } from './helpers.js';
 
-const pool = testPool();
-const tables: PgTableSpec[] = [];
-function table(): PgTableSpec {
-  const spec = ordersSpec();
-  tables.push(spec);
-  return spec;
-}
-afterAll(async () => {
-  for (const t of tables) await dropTable(pool, t);
-  await pool.end();
-});
+const { pool, table } = tableFixture();
 
 describe('PostgresSink', () => {
   it('lands every row exactly once, and a replay adds none but is still confirmed', async () => {
@@ -72,7 +61,7 @@ describe('PostgresSink', () => {
         { name: 'ts', type: 'timestamptz', nullable: true },
       ],
     };
-    tables.push(spec);
+    table(spec);
     const at = new Date('2026-01-02T03:04:05.678Z');
     const row = [
       'a "quoted", {braced} NULL',

@@ -1,33 +1,22 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sinkId } from '@thalweg/connector-core';
 import { postgresUrl } from '@thalweg/test-services';
-import { PostgresSink, type PgTableSpec } from '../src/index.js';
+import { PostgresSink } from '../src/index.js';
 import {
   batchAt,
   confirmedStarts,
   countRows,
   cover,
-  dropTable,
   ID,
   openSink,
   ordersSpec,
   quiet,
   recordingTarget,
   spanAt,
-  testPool,
+  tableFixture,
 } from './helpers.js';
 
-const pool = testPool();
-const tables: PgTableSpec[] = [];
-function table(): PgTableSpec {
-  const spec = ordersSpec();
-  tables.push(spec);
-  return spec;
-}
-afterAll(async () => {
-  for (const t of tables) await dropTable(pool, t);
-  await pool.end();
-});
+const { pool, table } = tableFixture();
 
 describe('PostgresSink on transient failures', () => {
   it('reconnects after pg_terminate_backend mid-transaction: every row once, confirms in order', async () => {
