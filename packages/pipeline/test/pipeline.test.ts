@@ -51,14 +51,15 @@ describe('the gating path', () => {
     const first = new MemoryStoreSource(logsOf('f', 2, 300), 25);
     first.endless = true;
     const a = await build(first, { coverage, raw: (r) => (r.mode = 'manual') });
-    const running = a.pipeline.run();
+    // Observed from the start: the run may fail before the test reaches its await.
+    const failed = expect(a.pipeline.run()).rejects.toThrow(/TWG_PIPELINE_RAW_FAILED/);
     while (a.raw.submitted < 24) await new Promise((r) => setTimeout(r, 1));
     // Round-robin reads: p0[0,25) p1[0,25) p0[25,50) become durable, nothing after.
     await a.raw.ack(3);
     a.raw.failFlush = true;
     await new Promise((r) => setTimeout(r, 20));
     void a.pipeline.stop().catch(() => undefined);
-    await expect(running).rejects.toThrow(/TWG_PIPELINE_RAW_FAILED/);
+    await failed;
     const at = (partition: number) =>
       coverage.loadCursor({ source: 'memory', topic: 'f', partition });
     expect(await at(0)).toEqual({ kind: 'log-offset', nextOffset: 50 });
@@ -106,12 +107,12 @@ describe('the gating path', () => {
     // Raw's own backpressure holds the first submit; stop() is called while it waits.
     const stall = new Promise<void>((_, reject) => (refuse = reject));
     const { pipeline, raw } = await build(source, { raw: (r) => void (r.stallSubmit = stall) });
-    const running = pipeline.run();
+    const failed = expect(pipeline.run()).rejects.toThrow(/TWG_PIPELINE_RAW_FAILED/);
     while (pipeline.stats().source.batches < 1) await new Promise((r) => setTimeout(r, 1));
     const stopping = pipeline.stop();
     refuse(new Error('raw disk full (injected)'));
     await expect(stopping).rejects.toThrow(/TWG_PIPELINE_RAW_FAILED.*t\/0\[0,10\)/);
-    await expect(running).rejects.toThrow(/TWG_PIPELINE_RAW_FAILED/);
+    await failed;
     expect(pipeline.stats().state).toBe('failed');
     expect(raw.submitted).toBe(0);
     expect(source.commits).toEqual([]);

@@ -143,16 +143,25 @@ describe('PostgreSQL durable tier', () => {
     await pool.query(
       `create trigger stall before insert on "${schema}".twg_coverage for each row execute function "${schema}".stall()`,
     );
-    const pending = store.recordDurable([receipt(A, 10, 20), receipt(A, 0, 5, 'orders', 1)]);
+    // The expectation is attached at once: the write can fail while the loop below
+    // is still between polls, and a rejection nobody observes yet fails the run.
+    const refused = expect(
+      store.recordDurable([receipt(A, 10, 20), receipt(A, 0, 5, 'orders', 1)]),
+    ).rejects.toMatchObject({ code: 'TWG_COVERAGE_BACKEND' });
     // Wait until the merge is inside the stalled statement, then kill its backend.
+    let terminated = false;
     for (let i = 0; i < 100; i++) {
       const killed = await pool.query(
-        `select pg_terminate_backend(pid) from pg_stat_activity where wait_event = 'PgSleep' and pid <> pg_backend_pid()`,
+        `select pg_terminate_backend(pid) from pg_stat_activity
+          where wait_event = 'PgSleep' and pid <> pg_backend_pid() and strpos(query, $1) > 0`,
+        [`"${schema}"`],
       );
-      if (killed.rowCount !== null && killed.rowCount > 0) break;
+      terminated = killed.rowCount !== null && killed.rowCount > 0;
+      if (terminated) break;
       await new Promise((r) => setTimeout(r, 50));
     }
-    await expect(pending).rejects.toMatchObject({ code: 'TWG_COVERAGE_BACKEND' });
+    expect(terminated).toBe(true);
+    await refused;
     expect((await store.covered(key)).ranges()).toEqual([{ start: 0, end: 10 }]);
     await pool.query(`drop trigger stall on "${schema}".twg_coverage`);
     await store.recordDurable([receipt(A, 10, 20), receipt(A, 0, 5, 'orders', 1)]);
