@@ -10,6 +10,7 @@ import type {
   KafkaLogLevel,
 } from './consumer-port.js';
 import { announcingRoundRobin, pinnedAssigner } from './kafkajs-assigners.js';
+import { installWireHeaders, wireHeaders } from './kafkajs-headers.js';
 
 const LEVEL: Record<KafkaLogLevel, logLevel> = {
   nothing: logLevel.NOTHING,
@@ -90,8 +91,11 @@ function covers(topics: unknown, offsets: readonly CommitOffset[]): boolean {
  *   offsets still reach the source as a `filtered-batch`).
  * - A commit is `applied` only if kafkajs reported sending it: when its
  *   runner is not running, `commitOffsets` resolves having sent nothing.
+ * - Headers are handed on in wire order, repeats and prototype names
+ *   included (kafkajs-headers.ts), not as kafkajs's folded object.
  */
 export const kafkajsConsumer: ConsumerFactory = (settings, emit) => {
+  installWireHeaders();
   const kafka = new Kafka({
     clientId: settings.clientId,
     brokers: [...settings.brokers],
@@ -175,7 +179,13 @@ export const kafkajsConsumer: ConsumerFactory = (settings, emit) => {
             partition: batch.partition,
             firstOffset: batch.firstOffset(),
             lastOffset: batch.lastOffset(),
-            messages: batch.messages,
+            messages: batch.messages.map((m) => ({
+              offset: m.offset,
+              key: m.key ?? null,
+              value: m.value,
+              timestamp: m.timestamp,
+              headers: wireHeaders(m.headers),
+            })),
           });
         },
       }),
