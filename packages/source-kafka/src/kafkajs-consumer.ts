@@ -11,6 +11,7 @@ import type {
 } from './consumer-port.js';
 import { announcingRoundRobin, pinnedAssigner } from './kafkajs-assigners.js';
 import { installWireHeaders, wireHeaders } from './kafkajs-headers.js';
+import { KafkaSourceError } from './errors.js';
 
 const LEVEL: Record<KafkaLogLevel, logLevel> = {
   nothing: logLevel.NOTHING,
@@ -78,6 +79,40 @@ function covers(topics: unknown, offsets: readonly CommitOffset[]): boolean {
     }
   }
   return offsets.every((o) => sent.has(`${o.topic}\u0000${o.partition}\u0000${o.next}`));
+}
+
+/**
+ * The error for a subscription the cluster refused with "This server does
+ * not host this topic-partition", naming the topics it does not have (asked
+ * of the cluster; if that fails too, every subscribed topic is named).
+ */
+async function unknownTopics(
+  kafka: Kafka,
+  topics: readonly string[],
+  brokers: readonly string[],
+  cause: unknown,
+): Promise<KafkaSourceError> {
+  let missing: readonly string[] = topics;
+  let known = false;
+  const admin = kafka.admin();
+  try {
+    await admin.connect();
+    const existing = new Set(await admin.listTopics());
+    missing = topics.filter((t) => !existing.has(t));
+    known = missing.length > 0;
+    if (!known) missing = topics;
+  } catch {
+    // Keep every subscribed topic as the suspect: the refusal itself stands.
+  } finally {
+    await admin.disconnect().catch(() => undefined);
+  }
+  const names = missing.map((t) => JSON.stringify(t)).join(', ');
+  const what = known ? `no topic ${names} exists` : `the cluster hosts not all of ${names}`;
+  return new KafkaSourceError(
+    'TWG_KAFKA_TOPIC_UNKNOWN',
+    `${what} on ${brokers.join(', ')}; the source never creates topics (allowAutoTopicCreation is off)`,
+    { cause },
+  );
 }
 
 /**
@@ -167,7 +202,14 @@ export const kafkajsConsumer: ConsumerFactory = (settings, emit) => {
 
   const port: ConsumerPort = {
     connect: () => consumer.connect(),
-    subscribe: () => consumer.subscribe({ topics, fromBeginning: settings.fromBeginning }),
+    subscribe: async () => {
+      try {
+        await consumer.subscribe({ topics, fromBeginning: settings.fromBeginning });
+      } catch (error) {
+        if ((error as { type?: unknown }).type !== 'UNKNOWN_TOPIC_OR_PARTITION') throw error;
+        throw await unknownTopics(kafka, topics, settings.brokers, error);
+      }
+    },
     run: (onBatch) =>
       consumer.run({
         autoCommit: false,
