@@ -7,6 +7,7 @@ export * from './receipt.js';
 export * from './confirm.js';
 export * from './sink.js';
 export * from './source.js';
+export * from './source-headers.js';
 export * from './source-cursor.js';
 export * from './roles.js';
 export * from './parse-config.js';

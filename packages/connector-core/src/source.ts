@@ -1,14 +1,23 @@
 import type { OffsetSpan, SourcePartition } from './offset-span.js';
 import type { SourceCursor } from './source-cursor.js';
+import type { SourceHeaders } from './source-headers.js';
 
 /** One record as read from a source, before any decoding. */
 export interface SourceRecord {
   readonly offset: number;
   readonly key: Uint8Array | null;
+  /** The payload; empty for a tombstone (see `tombstone`). */
   readonly value: Uint8Array;
   /** Milliseconds since the epoch, as the source reports it. */
   readonly timestamp: number;
-  readonly headers: Readonly<Record<string, Uint8Array>>;
+  /** In the order the source delivered them; a name may repeat (source-headers.ts). */
+  readonly headers: SourceHeaders;
+  /**
+   * Present (and true) when the source delivered no value at all, as a Kafka
+   * delete in a compacted topic does; `value` is then empty. It is not a
+   * header, so no header a producer sets can be mistaken for it.
+   */
+  readonly tombstone?: true;
 }
 
 /**

@@ -29,7 +29,7 @@ function sourceBatch(from: number, to: number): SourceBatch {
       key: null,
       value: Buffer.from(payload(o, RUN)),
       timestamp: 0,
-      headers: {},
+      headers: [],
     });
   }
   records.push({
@@ -37,7 +37,7 @@ function sourceBatch(from: number, to: number): SourceBatch {
     key: null,
     value: Buffer.from('{not json'),
     timestamp: 0,
-    headers: {},
+    headers: [],
   });
   return { span: offsetSpan(TOPIC, 1, from, to + 1), records };
 }

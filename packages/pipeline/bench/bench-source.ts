@@ -39,7 +39,7 @@ export class BenchSource implements StoreManagedSource {
             key: null,
             value: Buffer.from(`{"p":${p},"o":${o},"pad":"${this.pad}"}`),
             timestamp: 1_700_000_000_000 + o,
-            headers: {},
+            headers: [],
           });
         }
         this.next[p] = end;

@@ -1,12 +1,15 @@
-import type { OffsetSpan, SourceBatch, SourceRecord } from '@thalweg/connector-core';
+import {
+  headersSize,
+  type OffsetSpan,
+  type SourceBatch,
+  type SourceRecord,
+} from '@thalweg/connector-core';
 
-/** What one record costs in memory beyond its bytes (object, offsets, headers map). */
+/** What one record costs in memory beyond its bytes (object, offsets, header list). */
 const RECORD_OVERHEAD = 64;
 
 export function recordBytes(r: SourceRecord): number {
-  let bytes = RECORD_OVERHEAD + r.value.byteLength + (r.key?.byteLength ?? 0);
-  for (const name in r.headers) bytes += name.length + (r.headers[name]?.byteLength ?? 0);
-  return bytes;
+  return RECORD_OVERHEAD + r.value.byteLength + (r.key?.byteLength ?? 0) + headersSize(r.headers);
 }
 
 export function batchBytes(batch: SourceBatch): number {

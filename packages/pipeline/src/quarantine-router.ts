@@ -1,10 +1,12 @@
 import {
+  NO_HEADERS,
   QuarantineLane,
   type QuarantineLaneConfig,
   type QuarantineLaneStats,
   type QuarantineReason,
   type SourceBatch,
 } from '@thalweg/connector-core';
+import { recordBytes } from './batch-split.js';
 import { withDeadline } from './secondary-lane.js';
 import type { QuarantinedRecord, QuarantineNote, QuarantineWriter } from './topology.js';
 
@@ -44,17 +46,19 @@ export class QuarantineRouter {
   offer(sink: string, batch: SourceBatch, note: QuarantineNote): void {
     this.counts[note.reason] = (this.counts[note.reason] ?? 0) + 1;
     const record = batch.records.find((r) => r.offset === note.offset);
-    const value = record?.value ?? new Uint8Array(0);
     this.lane.offer({
       reason: note.reason,
-      bytes: value.byteLength + 64,
+      bytes: record === undefined ? 64 : recordBytes(record),
       detail: note.detail,
       record: {
         topic: batch.span.topic,
         partition: batch.span.partition,
         offset: note.offset,
         sink,
-        value,
+        key: record?.key ?? null,
+        value: record?.value ?? new Uint8Array(0),
+        headers: record?.headers ?? NO_HEADERS,
+        tombstone: record?.tombstone === true,
       },
     });
   }

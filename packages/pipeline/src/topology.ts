@@ -7,6 +7,7 @@ import type {
   Sink,
   Source,
   SourceBatch,
+  SourceHeaders,
 } from '@thalweg/connector-core';
 import type { CoverageStore, LeaseStore } from '@thalweg/offset-store';
 import type { PipelineConfigInput } from './pipeline-config.js';
@@ -18,7 +19,12 @@ export interface QuarantinedRecord {
   readonly offset: number;
   /** The sink whose derivation refused it, or the raw sink for `oversized`. */
   readonly sink: string;
+  /** The record as the source delivered it, so a dead-letter writer can keep it whole. */
+  readonly key: Uint8Array | null;
   readonly value: Uint8Array;
+  readonly headers: SourceHeaders;
+  /** The source delivered no value (`value` is empty). */
+  readonly tombstone: boolean;
 }
 
 export interface QuarantineNote {

@@ -1,6 +1,9 @@
-import { sinkId } from '@thalweg/connector-core';
+import { partitionKey, sinkId, type QuarantineEntry } from '@thalweg/connector-core';
+import { InMemoryCoverage } from '@thalweg/offset-store';
 import { describe, expect, it } from 'vitest';
+import { secondary, type QuarantinedRecord } from '../src/index.js';
 import { build } from './doubles/harness.js';
+import { jsonRows, MemorySecondary, type MemoryRow } from './doubles/memory-sinks.js';
 import { logsOf, MemoryGroupSource, MemoryStoreSource } from './doubles/memory-sources.js';
 
 const covered = async (built: Awaited<ReturnType<typeof build>>, sink: string, partition = 0) =>
@@ -160,5 +163,59 @@ describe('secondaries', () => {
     expect(stats.quarantine.byReason).toEqual({ oversized: 1 });
     expect(built.raw.holdsPrefix('t', 0, 10)).toBe(true);
     expect(built.secondaries[0]?.rows.size).toBe(9);
+  });
+
+  it('a derivation that throws quarantines its batch whole, with the reason and the records as delivered; ingest goes on', async () => {
+    const logs = logsOf('t', 1, 12);
+    const log = logs.get(partitionKey({ topic: 't', partition: 0 }));
+    if (log === undefined) throw new Error('no log');
+    // Record 5 carries a header a derivation that builds header maps trips on.
+    log.records[5] = {
+      ...log.records[5]!,
+      headers: [
+        ['constructor', Buffer.from('c')],
+        ['constructor', null],
+      ],
+    };
+    const source = new MemoryStoreSource(logs, 4);
+    const rows = new Map<string, MemoryRow>();
+    const entries: QuarantineEntry<QuarantinedRecord>[] = [];
+    const built = await build(source, {
+      coverage: new InMemoryCoverage({ sinks: [sinkId('raw'), sinkId('strict')] }),
+      extraSecondaries: [
+        secondary<MemoryRow[]>({
+          open: (confirm) =>
+            new MemorySecondary(confirm, 'strict', { kind: 'server-ack' }, [], rows),
+          derive: (batch) => {
+            for (const r of batch.records) {
+              if (r.headers.some(([name]) => name in Object.prototype)) {
+                throw new Error(`offset ${r.offset}: a header named like a prototype property`);
+              }
+            }
+            return jsonRows(batch);
+          },
+        }),
+      ],
+      quarantineWriter: async (e) => {
+        entries.push(e);
+      },
+    });
+    const stats = await built.pipeline.run();
+    expect(stats.raw.durableRecords).toBe(12);
+    expect(built.raw.holdsPrefix('t', 0, 12)).toBe(true);
+    // The batch [4, 8) is refused whole; the others are rows.
+    expect([...rows.values()].map((r) => r.offset)).toEqual([0, 1, 2, 3, 8, 9, 10, 11]);
+    expect(entries.map((e) => [e.reason, e.record.sink, e.record.offset])).toEqual([
+      ['decode', 'strict', 4],
+      ['decode', 'strict', 5],
+      ['decode', 'strict', 6],
+      ['decode', 'strict', 7],
+    ]);
+    expect(entries[1]?.detail).toBe('offset 5: a header named like a prototype property');
+    expect(entries[1]?.record.headers).toEqual([
+      ['constructor', Buffer.from('c')],
+      ['constructor', null],
+    ]);
+    expect(await covered(built, 'strict')).toEqual([{ start: 0, end: 12 }]);
   });
 });

@@ -54,7 +54,7 @@ function buildBatch(topic: string, b: number): SourceBatch {
     key: Buffer.from(`key-${(start + i) % 1000}`),
     value: Buffer.alloc(RECORD_BYTES, (start + i) % 251),
     timestamp: 1_700_000_000_000 + start + i,
-    headers: { source: Buffer.from('bench') },
+    headers: [['source', Buffer.from('bench')]],
   }));
   return { span: offsetSpan(topic, partition, start, start + BATCH_RECORDS), records };
 }

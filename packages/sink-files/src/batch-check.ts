@@ -51,6 +51,13 @@ export function checkSourceBatch(batch: SourceBatch): OffsetSpan {
       throw bad('key', 'must be a Uint8Array or null');
     }
     if (!(record.value instanceof Uint8Array)) throw bad('value', 'must be a Uint8Array');
+    const tombstone: unknown = record.tombstone;
+    if (tombstone !== undefined && tombstone !== true) {
+      throw bad('tombstone', 'must be true or absent');
+    }
+    if (tombstone === true && record.value.byteLength !== 0) {
+      throw bad('value', 'must be empty on a tombstone (a record with no value)');
+    }
     // Stored as int64 milliseconds: a fraction or a non-finite value would not
     // come back as it was delivered, so it is refused rather than rounded.
     if (!Number.isSafeInteger(record.timestamp)) {

@@ -2,6 +2,7 @@ import { RecordIdHasher, type SourceBatch, type SourceRecord } from '@thalweg/co
 import { checkSourceBatch, checkSpan } from './batch-check.js';
 import type { BufferPool } from './buffer-pool.js';
 import { RawSinkError, reasonOf } from './errors.js';
+import { NULL_LENGTH } from './headers-codec.js';
 import { packLayout, type PackedBatch } from './packed-batch.js';
 
 /** Arrow's binary columns have i32 value offsets. */
@@ -88,9 +89,19 @@ export class BatchPacker {
       const value: unknown = r.value;
       if (!(value instanceof Uint8Array)) return refuse(batch);
       valueBytes += value.byteLength;
+      const tombstone: unknown = r.tombstone;
+      if (tombstone !== undefined && (tombstone !== true || value.byteLength !== 0)) {
+        return refuse(batch);
+      }
       const headers: unknown = r.headers;
-      if (typeof headers !== 'object' || headers === null) return refuse(batch);
-      headerBytes = this.writeHeaders(headers, headerBytes, batch, offset);
+      if (!isArray(headers)) return refuse(batch);
+      headerBytes = this.writeHeaders(
+        headers as readonly unknown[],
+        tombstone === true,
+        headerBytes,
+        batch,
+        offset,
+      );
       ends[i + 1] = headerBytes;
     }
     if (keyBytes > MAX_COLUMN_BYTES) tooLarge(records, 'key');
@@ -152,40 +163,62 @@ export class BatchPacker {
   }
 
   /**
-   * Encodes a record's headers at `at` of the scratch buffer
-   * (headers-codec.ts); returns the end. for-in visits own keys first, in
-   * Object.keys order, and allocates nothing for a record without headers.
-   * Small copies are byte loops: for a few bytes, a loop beats the fixed
-   * cost of TypedArray#set and DataView.
+   * Encodes a record's headers (and its tombstone mark) at `at` of the
+   * scratch buffer (headers-codec.ts); returns the end. Allocates nothing
+   * for a record without headers. Small copies are byte loops: for a few
+   * bytes, a loop beats the fixed cost of TypedArray#set and DataView.
    */
-  private writeHeaders(headers: object, at: number, batch: SourceBatch, offset: number): number {
-    const map = headers as Record<string, unknown>;
+  private writeHeaders(
+    headers: readonly unknown[],
+    tombstone: boolean,
+    at: number,
+    batch: SourceBatch,
+    offset: number,
+  ): number {
     let pos = at;
-    for (const name in map) {
-      if (!Object.hasOwn(map, name)) continue;
-      const value = map[name];
-      if (!(value instanceof Uint8Array)) return refuse(batch);
+    if (tombstone) {
+      if (pos + 4 > this.headerScratch.byteLength) this.growHeaders(pos + 4, offset);
+      this.writeLength(pos, NULL_LENGTH);
+      pos += 4;
+    }
+    const count = headers.length;
+    for (let h = 0; h < count; h++) {
+      const entry = headers[h];
+      if (!isArray(entry)) return refuse(batch);
+      const pair = entry as readonly unknown[];
+      const name = pair[0];
+      const value = pair[1];
+      if (pair.length !== 2 || typeof name !== 'string') return refuse(batch);
+      if (value !== null && !(value instanceof Uint8Array)) return refuse(batch);
       const prefix = this.headerPrefix(name) ?? refuse(batch);
       // Lengths in locals: a typed array's byteLength in a loop condition is
       // a getter call per iteration (measured: 150 ns a header).
       const prefixLength = prefix.byteLength;
-      const valueLength = value.byteLength;
+      const valueLength = value === null ? 0 : value.byteLength;
       const end = pos + prefixLength + 4 + valueLength;
       if (end > this.headerScratch.byteLength) this.growHeaders(end, offset);
       const out = this.headerScratch;
       for (let i = 0; i < prefixLength; i++) out[pos + i] = prefix[i] ?? 0;
       pos += prefixLength;
-      out[pos] = valueLength >>> 24;
-      out[pos + 1] = valueLength >>> 16;
-      out[pos + 2] = valueLength >>> 8;
-      out[pos + 3] = valueLength;
+      this.writeLength(pos, value === null ? NULL_LENGTH : valueLength);
       pos += 4;
-      if (valueLength > 32) out.set(value, pos);
-      else for (let i = 0; i < valueLength; i++) out[pos + i] = value[i] ?? 0;
+      if (value !== null) {
+        if (valueLength > 32) out.set(value, pos);
+        else for (let i = 0; i < valueLength; i++) out[pos + i] = value[i] ?? 0;
+      }
       pos += valueLength;
       this.headerPayload += prefixLength - 4 + valueLength;
     }
     return pos;
+  }
+
+  /** A u32 big-endian at `pos` of the header scratch (which has room for it). */
+  private writeLength(pos: number, n: number): void {
+    const out = this.headerScratch;
+    out[pos] = n >>> 24;
+    out[pos + 1] = n >>> 16;
+    out[pos + 2] = n >>> 8;
+    out[pos + 3] = n;
   }
 
   /**

@@ -1,71 +1,97 @@
+import type { SourceHeader, SourceHeaders } from '@thalweg/connector-core';
+
 /**
- * Record headers as one binary value, lossless for every header map a
- * source can deliver as `Record<string, Uint8Array>`:
+ * A record's headers, and whether it is a tombstone, as one binary value:
  *
- * | bytes | field                          |
- * |-------|--------------------------------|
- * | 4     | u32 BE key length in bytes     |
- * | k     | key, UTF-8                     |
- * | 4     | u32 BE value length in bytes   |
- * | v     | value                          |
+ * | bytes | field                                                        |
+ * |-------|--------------------------------------------------------------|
+ * | 4     | `NULL_LENGTH` once, first, when the record is a tombstone     |
+ * | 4     | u32 BE name length in bytes                                  |
+ * | k     | name, UTF-8                                                  |
+ * | 4     | u32 BE value length in bytes, `NULL_LENGTH` for a null value |
+ * | v     | value                                                        |
  *
- * repeated once per header, in the map's own key order; no headers is zero
- * bytes. A length-prefixed binary rather than an Arrow map column because
+ * the last four repeated once per header, in the source's order, a repeated
+ * name as often as it came; a record with no headers that is no tombstone is
+ * zero bytes. `NULL_LENGTH` (2^32 - 1, Kafka's own -1) can never be a real
+ * length: a binary column holds under 2^31 bytes. Segments written before
+ * tombstones and null header values were kept therefore read back as they
+ * were written.
+ *
+ * A length-prefixed binary rather than an Arrow map column because
  * apache-arrow's map support is the least exercised part of its IPC reader,
  * and raw only needs the bytes back, not queries over them.
  *
- * Keys are UTF-8, so a key holding a lone surrogate (which UTF-8 cannot
+ * Names are UTF-8, so a name holding a lone surrogate (which UTF-8 cannot
  * represent) is refused rather than silently rewritten to U+FFFD.
  *
  * The encoder is the packer's (batch-packer.ts), which writes each record's
  * headers straight into the batch it packs.
  */
+export const NULL_LENGTH = 0xffffffff;
+
 const LONE_SURROGATE = /\p{Surrogate}/u;
 
-/** The reason a header map cannot be encoded, or null. */
+/** The reason a header list cannot be encoded, or null. */
 export function headersProblem(headers: unknown): string | null {
-  if (typeof headers !== 'object' || headers === null) return 'headers must be an object';
-  for (const [key, value] of Object.entries(headers)) {
-    if (!(value instanceof Uint8Array)) {
-      return `header ${JSON.stringify(key)} is not a Uint8Array`;
+  if (!Array.isArray(headers)) return 'headers must be an array of [name, value] pairs';
+  const list = headers as readonly unknown[];
+  for (let i = 0; i < list.length; i++) {
+    const entry = list[i];
+    if (!Array.isArray(entry) || entry.length !== 2) {
+      return `header ${i} is not a [name, value] pair`;
     }
-    if (LONE_SURROGATE.test(key)) {
-      return `header key ${JSON.stringify(key)} holds a lone surrogate, which UTF-8 cannot encode`;
+    const [name, value] = entry as readonly unknown[];
+    if (typeof name !== 'string') return `header ${i}: its name is not a string`;
+    if (value !== null && !(value instanceof Uint8Array)) {
+      return `header ${i} (${JSON.stringify(name)}): its value is not a Uint8Array or null`;
+    }
+    if (LONE_SURROGATE.test(name)) {
+      return `header ${i}: name ${JSON.stringify(name)} holds a lone surrogate, which UTF-8 cannot encode`;
     }
   }
   return null;
 }
 
+export interface DecodedHeaders {
+  readonly headers: SourceHeaders;
+  readonly tombstone: boolean;
+}
+
 /**
- * Reads a header map back. Values are views into `bytes`, not copies.
- * Throws a plain Error with the reason on bytes that are not a header map;
+ * Reads headers back. Values are views into `bytes`, not copies.
+ * Throws a plain Error with the reason on bytes that are not a header list;
  * the caller names the file and offset.
  */
-export function readHeaders(bytes: Uint8Array): Record<string, Uint8Array> {
-  const entries: [string, Uint8Array][] = [];
+export function readHeaders(bytes: Uint8Array): DecodedHeaders {
+  const headers: SourceHeader[] = [];
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const decoder = new TextDecoder('utf-8', { fatal: true });
   let pos = 0;
-  const length = (what: string): number => {
+  const length = (what: string, nullable: boolean): number | null => {
     if (pos + 4 > bytes.byteLength) throw new Error(`headers end inside a ${what} length`);
     const n = view.getUint32(pos);
     pos += 4;
+    if (n === NULL_LENGTH && nullable) return null;
     if (pos + n > bytes.byteLength) throw new Error(`header ${what} runs past the value`);
     return n;
   };
-  const seen = new Set<string>();
-  while (pos < bytes.byteLength) {
-    const keyLength = length('key');
-    const key = decoder.decode(bytes.subarray(pos, pos + keyLength));
-    // An object has each key once, so its encoding does too: a repeat is damage.
-    if (seen.has(key)) throw new Error(`header ${JSON.stringify(key)} appears twice`);
-    seen.add(key);
-    pos += keyLength;
-    const valueLength = length('value');
-    entries.push([key, bytes.subarray(pos, pos + valueLength)]);
-    pos += valueLength;
+  let tombstone = false;
+  if (bytes.byteLength >= 4 && view.getUint32(0) === NULL_LENGTH) {
+    tombstone = true;
+    pos = 4;
   }
-  // fromEntries defines own properties, so a header named "__proto__" comes
-  // back as a header, not as the object's prototype.
-  return Object.fromEntries(entries);
+  while (pos < bytes.byteLength) {
+    const nameLength = length('name', false) ?? 0;
+    const name = decoder.decode(bytes.subarray(pos, pos + nameLength));
+    pos += nameLength;
+    const valueLength = length('value', true);
+    if (valueLength === null) {
+      headers.push([name, null]);
+    } else {
+      headers.push([name, bytes.subarray(pos, pos + valueLength)]);
+      pos += valueLength;
+    }
+  }
+  return { headers, tombstone };
 }

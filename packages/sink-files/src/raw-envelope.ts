@@ -13,7 +13,7 @@ import {
 import { BatchPacker } from './batch-packer.js';
 import { BufferPool } from './buffer-pool.js';
 import { RawSinkError, reasonOf } from './errors.js';
-import { readHeaders } from './headers-codec.js';
+import { readHeaders, type DecodedHeaders } from './headers-codec.js';
 import { packLayout, type PackedBatch } from './packed-batch.js';
 
 /**
@@ -26,8 +26,8 @@ import { packLayout, type PackedBatch } from './packed-batch.js';
  * | `offset`    | int64              | no   | source offset                                 |
  * | `timestamp` | timestamp[ms, UTC] | no   | source timestamp, ms since the epoch          |
  * | `key`       | binary             | yes  | record key; null when the source had none     |
- * | `value`     | binary             | no   | payload as delivered (may be empty)           |
- * | `headers`   | binary             | no   | length-prefixed header map (headers-codec.ts) |
+ * | `value`     | binary             | no   | payload as delivered (empty for a tombstone)  |
+ * | `headers`   | binary             | no   | headers, tombstone mark (headers-codec.ts)    |
  *
  * No `_twg_record_id` column: the id (ADR 0003) is a pure function of the
  * cluster, topic, partition, offset and value, all of which raw stores, so
@@ -261,19 +261,24 @@ export class RawRows {
 
   record(i: number): SourceRecord {
     const offset = this.offset(i);
-    let headers: Record<string, Uint8Array>;
+    let decoded: DecodedHeaders;
     try {
-      headers = readHeaders(this.headers.get(i) ?? new Uint8Array(0));
+      decoded = readHeaders(this.headers.get(i) ?? new Uint8Array(0));
     } catch (cause) {
       return corrupt(this.file, `offset ${offset}: ${reasonOf(cause)}`);
     }
-    return {
+    const value = this.value(i);
+    if (decoded.tombstone && value.byteLength !== 0) {
+      corrupt(this.file, `offset ${offset}: a tombstone with a value of ${value.byteLength} bytes`);
+    }
+    const record = {
       offset,
       key: this.keys.get(i),
-      value: this.value(i),
+      value,
       timestamp: this.timestamp(i),
-      headers,
+      headers: decoded.headers,
     };
+    return decoded.tombstone ? { ...record, tombstone: true } : record;
   }
 }
 

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { offsetSpan, type SourceBatch, type SourceRecord } from '@thalweg/connector-core';
+import {
+  offsetSpan,
+  type SourceBatch,
+  type SourceHeaders,
+  type SourceRecord,
+} from '@thalweg/connector-core';
 import { BatchPacker } from '../src/batch-packer.js';
 import { checkSourceBatch } from '../src/batch-check.js';
 import { BufferPool } from '../src/buffer-pool.js';
@@ -38,11 +43,18 @@ describe('BatchPacker', () => {
         record(30, { key: null, value: new Uint8Array(0), timestamp: -1_000 }),
         record(31, { timestamp: Number.MIN_SAFE_INTEGER, key: new Uint8Array(0) }),
         record(35, { timestamp: Number.MAX_SAFE_INTEGER, value: new Uint8Array(100).fill(7) }),
-        record(39, { headers: { big: new Uint8Array(40).fill(3), tiny: new Uint8Array([1]) } }),
+        record(36, { value: new Uint8Array(0), tombstone: true }),
+        record(39, {
+          headers: [
+            ['big', new Uint8Array(40).fill(3)],
+            ['tiny', new Uint8Array([1])],
+            ['big', null],
+          ],
+        }),
       ],
     };
     const { batch: packed, payloadBytes } = packer.pack(batch);
-    expect(packed.count).toBe(34);
+    expect(packed.count).toBe(35);
     // Odd offsets have no key (helpers.record), and record 30 has none either.
     expect(packed.nullKeys).toBe(18);
     expect(packed.buffer.byteLength).toBeGreaterThanOrEqual(packed.bytes);
@@ -51,8 +63,7 @@ describe('BatchPacker', () => {
     let expected = 0;
     for (const r of batch.records) {
       expected += (r.key?.byteLength ?? 0) + r.value.byteLength;
-      for (const [k, v] of Object.entries(r.headers))
-        expected += Buffer.byteLength(k) + v.byteLength;
+      for (const [k, v] of r.headers) expected += Buffer.byteLength(k) + (v?.byteLength ?? 0);
     }
     expect(payloadBytes).toBe(expected);
   });
@@ -69,25 +80,32 @@ describe('BatchPacker', () => {
     expect(decoded.map((r) => r.timestamp)).toEqual(batch.records.map((r) => r.timestamp));
   });
 
-  it('grows its header scratch for a batch of many headers, and encodes only own header keys', () => {
+  it('grows its header scratch for a batch of many headers, and keeps prototype names and repeats in order', () => {
     const packer = new BatchPacker(CLUSTER, new BufferPool(0));
-    const inherited = Object.create({ inherited: Buffer.from('not a header') }) as Record<
-      string,
-      Uint8Array
-    >;
-    inherited['own'] = Buffer.from('a header');
     const records: SourceRecord[] = Array.from({ length: 200 }, (_, i) =>
       record(i, {
-        headers: Object.fromEntries(
-          Array.from({ length: 10 }, (_, h) => [`header-${h}`, new Uint8Array(20).fill(h)]),
-        ),
+        headers: Array.from({ length: 10 }, (_, h) => [`header-${h}`, new Uint8Array(20).fill(h)]),
       }),
     );
-    records.push(record(200, { headers: inherited }));
+    records.push(
+      record(200, {
+        headers: [
+          ['constructor', Buffer.from('c')],
+          ['toString', null],
+          ['__proto__', Buffer.from('p')],
+          ['constructor', Buffer.from('again')],
+        ],
+      }),
+    );
     const batch: SourceBatch = { span: offsetSpan('t', 0, 0, 201), records };
     const decoded = decodeRawBatch(envelopeOf(CLUSTER, packer.pack(batch).batch));
     expect(plain(decoded.slice(-1))[0]).toMatchObject({
-      headers: [['own', [...Buffer.from('a header')]]],
+      headers: [
+        ['constructor', [...Buffer.from('c')]],
+        ['toString', null],
+        ['__proto__', [...Buffer.from('p')]],
+        ['constructor', [...Buffer.from('again')]],
+      ],
     });
     expect(plain(decoded.slice(0, 200))).toEqual(plain(records.slice(0, 200)));
   });
@@ -103,9 +121,17 @@ describe('BatchPacker', () => {
       ['timestamp', [record(1, { timestamp: Number.NaN })]],
       ['key', [record(1, { key: 'k' as unknown as Uint8Array })]],
       ['value', [record(1, { value: [1, 2] as unknown as Uint8Array })]],
-      ['headers', [record(1, { headers: null as unknown as Record<string, Uint8Array> })]],
-      ['header value', [record(4, { headers: { h: 'v' as unknown as Uint8Array } })]],
-      ['header name', [record(3, { headers: { ['\udc00x']: new Uint8Array(1) } })]],
+      ['headers', [record(1, { headers: null as unknown as SourceHeaders })]],
+      [
+        'headers as a map',
+        [record(1, { headers: { h: new Uint8Array(1) } as unknown as SourceHeaders })],
+      ],
+      ['header not a pair', [record(2, { headers: [['h']] as unknown as SourceHeaders })]],
+      ['header value', [record(4, { headers: [['h', 'v' as unknown as Uint8Array]] })]],
+      ['header name', [record(3, { headers: [['\udc00x', new Uint8Array(1)]] })]],
+      ['header name type', [record(3, { headers: [[7 as unknown as string, null]] })]],
+      ['tombstone flag', [record(5, { tombstone: false as unknown as true })]],
+      ['tombstone with a value', [record(5, { tombstone: true })]],
     ];
     for (const [what, records] of bad) {
       const batch = { span, records };

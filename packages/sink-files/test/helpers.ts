@@ -49,7 +49,13 @@ export function record(offset: number, overrides: Partial<SourceRecord> = {}): S
     key: offset % 2 === 0 ? Buffer.from(`k${offset}`) : null,
     value: Buffer.from(`value-${offset}`),
     timestamp: 1_700_000_000_000 + offset,
-    headers: offset % 3 === 0 ? { trace: Buffer.from(`t${offset}`), empty: new Uint8Array(0) } : {},
+    headers:
+      offset % 3 === 0
+        ? [
+            ['trace', Buffer.from(`t${offset}`)],
+            ['empty', new Uint8Array(0)],
+          ]
+        : [],
     ...overrides,
   };
 }
@@ -117,7 +123,8 @@ export function plain(records: readonly SourceRecord[]): unknown[] {
     key: r.key === null ? null : [...r.key],
     value: [...r.value],
     timestamp: r.timestamp,
-    headers: Object.entries(r.headers).map(([k, v]) => [k, [...v]]),
+    headers: r.headers.map(([k, v]) => [k, v === null ? null : [...v]]),
+    tombstone: r.tombstone ?? false,
   }));
 }
 

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { offsetSpan, RECORD_ID_COLUMN, recordId, type SourceBatch } from '@thalweg/connector-core';
+import {
+  offsetSpan,
+  RECORD_ID_COLUMN,
+  recordId,
+  type SourceBatch,
+  type SourceHeader,
+} from '@thalweg/connector-core';
 import { Field, Int64, makeData, RecordBatch, Schema, Struct } from 'apache-arrow';
 import {
   RAW_CLUSTER_METADATA,
@@ -22,27 +28,41 @@ function refusal(run: () => unknown): RawSinkError {
 
 describe('raw envelope', () => {
   it('round-trips keys null and not, empty values, headers and negative timestamps', () => {
-    const headers = Object.fromEntries([
+    const headers: SourceHeader[] = [
       ['__proto__', Buffer.from('not a prototype')],
       ['ünïcode', new Uint8Array([0, 255])],
       ['empty', new Uint8Array(0)],
-    ]) as Record<string, Uint8Array>;
+      ['constructor', null],
+      ['__proto__', Buffer.from('twice')],
+      ['a[1]', Buffer.from('looks generated')],
+      ['thalweg.tombstone', new Uint8Array(0)],
+    ];
     const batch: SourceBatch = {
       span: offsetSpan('orders', 3, 10, 20),
       records: [
         record(10),
         record(11, { value: new Uint8Array(0), key: null }),
         record(12, { key: new Uint8Array(0), headers, timestamp: -1 }),
+        record(13, { value: new Uint8Array(0), tombstone: true }),
+        record(14, { value: new Uint8Array(0), tombstone: true, headers }),
         record(19, { value: new Uint8Array(70_000).fill(9) }),
       ],
     };
     const envelope = encodeRawBatch(CLUSTER, batch);
-    expect(envelope.numRows).toBe(4);
+    expect(envelope.numRows).toBe(6);
     expect(rawBatchSpan(envelope)).toEqual(batch.span);
     const decoded = decodeRawBatch(envelope);
     expect(plain(decoded)).toEqual(plain(batch.records));
-    expect(Object.keys(decoded[2]!.headers)).toEqual(['__proto__', 'ünïcode', 'empty']);
-    expect(Object.getPrototypeOf(decoded[2]!.headers)).toBe(Object.prototype);
+    expect(decoded[2]!.headers.map(([name]) => name)).toEqual(headers.map(([name]) => name));
+    expect(decoded[2]!.headers[3]![1]).toBeNull();
+    expect(decoded.map((r) => r.tombstone ?? false)).toEqual([
+      false,
+      false,
+      false,
+      true,
+      true,
+      false,
+    ]);
   });
 
   it('stores no record id, and what it decodes recomputes the ids connector-core gives the source records', () => {
@@ -92,7 +112,7 @@ describe('raw envelope', () => {
     const surrogate = refusal(() =>
       encodeRawBatch(CLUSTER, {
         span,
-        records: [record(4, { headers: { ['bad\ud800']: new Uint8Array(1) } })],
+        records: [record(4, { headers: [['bad\ud800', new Uint8Array(1)]] })],
       }),
     );
     expect(surrogate.offset).toBe(4);

@@ -72,7 +72,7 @@ describe('RawSegmentSink, worker writer', () => {
       span: offsetSpan('odd', 0, 0, 10),
       records: [
         record(1, { key: null, value: new Uint8Array(0), timestamp: -1 }),
-        record(5, { value: new Uint8Array(5000).fill(1), headers: { h: new Uint8Array(64) } }),
+        record(5, { value: new Uint8Array(5000).fill(1), headers: [['h', new Uint8Array(64)]] }),
       ],
     });
     batches.push({ span: offsetSpan('odd', 0, 10, 20), records: [] });
@@ -211,7 +211,7 @@ describe('RawSegmentSink, worker writer', () => {
       });
       const span = offsetSpan('t', 0, 0, 1);
       const value = Buffer.from('v');
-      await sink.submit({ span, records: [{ offset: 0, key: null, value, timestamp: 0, headers: {} }] }, span, NO_CONFIRM);
+      await sink.submit({ span, records: [{ offset: 0, key: null, value, timestamp: 0, headers: [] }] }, span, NO_CONFIRM);
       console.log('submitted');
     `;
     const { stdout } = await promisify(execFile)(

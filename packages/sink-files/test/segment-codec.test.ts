@@ -91,10 +91,20 @@ describe('segment codec', () => {
     expect(base.difference(0, rows({ key: Buffer.from('k1') }), 0)).toBe('key');
     expect(base.difference(0, rows({ value: Buffer.from('value-1') }), 0)).toBe('value');
     expect(base.difference(0, rows({ timestamp: 5 }), 0)).toBe('timestamp');
-    expect(base.difference(0, rows({ headers: {} }), 0)).toBe('headers');
+    expect(base.difference(0, rows({ headers: [] }), 0)).toBe('headers');
     // Header order is part of what the source delivered.
-    const ab = rows({ headers: { a: Buffer.from('1'), b: Buffer.from('2') } });
-    const ba = rows({ headers: { b: Buffer.from('2'), a: Buffer.from('1') } });
+    const ab = rows({
+      headers: [
+        ['a', Buffer.from('1')],
+        ['b', Buffer.from('2')],
+      ],
+    });
+    const ba = rows({
+      headers: [
+        ['b', Buffer.from('2')],
+        ['a', Buffer.from('1')],
+      ],
+    });
     expect(ab.difference(0, ba, 0)).toBe('headers');
   });
 });

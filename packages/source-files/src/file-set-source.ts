@@ -5,6 +5,7 @@ import {
   sourcePartition,
   type SourceBatch,
   type SourceCursor,
+  type SourceHeaders,
   type SourcePartition,
   type SourceRecord,
   type StoreManagedSource,
@@ -32,13 +33,13 @@ interface OpenReader {
   readonly file: OpenFile;
   readonly entry: FileEntry;
   readonly reader: FileRecordReader;
-  readonly headers: Readonly<Record<string, Uint8Array>>;
+  readonly headers: SourceHeaders;
 }
 
 /** A record taken from a reader but not yet in a batch, with where it starts. */
 interface Carried {
   readonly record: FileRecord;
-  readonly headers: Readonly<Record<string, Uint8Array>>;
+  readonly headers: SourceHeaders;
   readonly fileIndex: number;
   readonly position: number;
 }
@@ -312,7 +313,9 @@ export class FileSetSource implements StoreManagedSource {
         file,
         entry,
         reader,
-        headers: Object.freeze({ [FILE_HEADER]: Buffer.from(entry.name, 'utf8') }),
+        headers: Object.freeze([
+          Object.freeze([FILE_HEADER, Buffer.from(entry.name, 'utf8')] as const),
+        ]),
       };
       return this.reader;
     } catch (error) {

@@ -1,5 +1,6 @@
 import { writeFile, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
+import { headerValue } from '@thalweg/connector-core';
 import { describe, expect, it } from 'vitest';
 import { FILE_HEADER, FileSetSource, FileSourceError } from '../src/index.js';
 import {
@@ -26,7 +27,7 @@ describe('FileSetSource over NDJSON', () => {
     checkSpans(batches);
     expect(batches.map((b) => b.records.length)).toEqual([2, 2, 2]);
     const files = batches.flatMap((b) =>
-      b.records.map((r) => Buffer.from(r.headers[FILE_HEADER]!).toString()),
+      b.records.map((r) => Buffer.from(headerValue(r.headers, FILE_HEADER)!).toString()),
     );
     expect(files).toEqual([names[0], names[0], names[0], names[2], names[2], names[2]]);
     for (const r of batches.flatMap((b) => b.records)) {

@@ -14,6 +14,7 @@ import {
   vectorFromArray,
 } from 'apache-arrow';
 import fc from 'fast-check';
+import { headerValue } from '@thalweg/connector-core';
 import { describe, expect, it } from 'vitest';
 import { FILE_HEADER, FileSourceError, type FileSetSourceOptions } from '../src/index.js';
 import {
@@ -76,7 +77,7 @@ describe('FileSetSource over Arrow IPC', () => {
     expect(values(batches)).toEqual(rows.map(expectedJson));
     expect(offsets(batches)).toEqual(rows.map((_, i) => i));
     const files = batches.flatMap((b) =>
-      b.records.map((r) => Buffer.from(r.headers[FILE_HEADER]!).toString()),
+      b.records.map((r) => Buffer.from(headerValue(r.headers, FILE_HEADER)!).toString()),
     );
     expect(files).toEqual([
       ...Array<string>(9).fill('a-stream.arrow'),

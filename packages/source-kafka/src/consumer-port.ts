@@ -44,8 +44,13 @@ export type CommitResult =
   | { readonly kind: 'ownership-changed'; readonly detail: string }
   | { readonly kind: 'not-running'; readonly detail: string };
 
-/** A header value as a client decodes it: repeated headers arrive as an array. */
-export type FetchedHeaderValue = Uint8Array | string | null;
+/**
+ * One header as the client read it off the wire, in the record's order (a
+ * name may repeat). A client adapter must deliver the list exactly: kafkajs's
+ * own `headers` object loses order, repeats and prototype names
+ * (kafkajs-headers.ts recovers the list).
+ */
+export type FetchedHeader = readonly [name: string, value: Uint8Array | null];
 
 export interface FetchedMessage {
   /** Decimal offset, as Kafka's 64-bit offsets do not fit a number in general. */
@@ -55,9 +60,7 @@ export interface FetchedMessage {
   readonly value: Uint8Array | null;
   /** Milliseconds since the epoch, decimal. */
   readonly timestamp: string;
-  readonly headers?: Readonly<
-    Record<string, FetchedHeaderValue | readonly FetchedHeaderValue[] | undefined>
-  >;
+  readonly headers: readonly FetchedHeader[];
 }
 
 export interface FetchedBatch {

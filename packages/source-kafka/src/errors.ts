@@ -2,7 +2,6 @@ import { ThalwegError, type ErrorClass, type SourcePartition } from '@thalweg/co
 
 export const KAFKA_SOURCE_ERROR_CODES = [
   'TWG_KAFKA_OFFSET_UNSAFE',
-  'TWG_KAFKA_HEADER_CONFLICT',
   'TWG_KAFKA_CURSOR_INVALID',
   'TWG_KAFKA_PARTITION_UNKNOWN',
   'TWG_KAFKA_ASSIGNMENT_MISMATCH',
@@ -11,6 +10,9 @@ export const KAFKA_SOURCE_ERROR_CODES = [
   'TWG_KAFKA_COMMIT_AHEAD',
   'TWG_KAFKA_LISTENER_FAILED',
   'TWG_KAFKA_MISUSE',
+  'TWG_KAFKA_CLIENT_UNSUPPORTED',
+  'TWG_KAFKA_TOPIC_UNKNOWN',
+  'TWG_KAFKA_BROKER_UNREACHABLE',
 ] as const;
 
 export type KafkaSourceErrorCode = (typeof KAFKA_SOURCE_ERROR_CODES)[number];
@@ -19,16 +21,17 @@ export type KafkaSourceErrorCode = (typeof KAFKA_SOURCE_ERROR_CODES)[number];
  * What each failure means for the caller:
  *
  * - a commit the broker did not take is `transient`: the pipeline retries it
- *   with its next position (the latest position wins);
- * - a consumer that crashed for good, an offset beyond 2^53, a header we
- *   cannot represent or a listener that threw end the source: `poison` (a new
+ *   with its next position (the latest position wins); so is a broker that
+ *   did not answer within `connectTimeoutMs` (a later open may reach it);
+ * - a consumer that crashed for good, an offset beyond 2^53 or a listener that threw end the source: `poison` (a new
  *   source may read again, from the last committed position);
  * - wrong cursors, unknown partitions, a commit beyond what was read and
- *   calls in the wrong order are `fatal-config`: no retry can fix them.
+ *   calls in the wrong order, a topic that does not exist (the source never
+ *   creates one) and a Kafka client that cannot deliver headers exactly, are
+ *   `fatal-config`: no retry can fix them.
  */
 const CLASS_OF: Record<KafkaSourceErrorCode, ErrorClass> = {
   TWG_KAFKA_OFFSET_UNSAFE: 'poison',
-  TWG_KAFKA_HEADER_CONFLICT: 'poison',
   TWG_KAFKA_CURSOR_INVALID: 'fatal-config',
   TWG_KAFKA_PARTITION_UNKNOWN: 'fatal-config',
   TWG_KAFKA_ASSIGNMENT_MISMATCH: 'poison',
@@ -37,6 +40,9 @@ const CLASS_OF: Record<KafkaSourceErrorCode, ErrorClass> = {
   TWG_KAFKA_COMMIT_AHEAD: 'fatal-config',
   TWG_KAFKA_LISTENER_FAILED: 'poison',
   TWG_KAFKA_MISUSE: 'fatal-config',
+  TWG_KAFKA_CLIENT_UNSUPPORTED: 'fatal-config',
+  TWG_KAFKA_TOPIC_UNKNOWN: 'fatal-config',
+  TWG_KAFKA_BROKER_UNREACHABLE: 'transient',
 };
 
 export class KafkaSourceError extends ThalwegError<KafkaSourceErrorCode> {

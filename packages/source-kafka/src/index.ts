@@ -18,6 +18,5 @@ export {
   type KafkaSourceOptions,
   type KafkaSourceSettings,
 } from './options.js';
-export { TOMBSTONE_HEADER } from './to-source-batch.js';
 export type * from './consumer-port.js';
 export { kafkajsConsumer } from './kafkajs-consumer.js';

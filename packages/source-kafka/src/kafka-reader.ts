@@ -11,6 +11,7 @@ import type {
   ConsumerSettings,
   FetchedBatch,
 } from './consumer-port.js';
+import { connectWithin } from './connect-within.js';
 import { findSourceError, KafkaSourceError } from './errors.js';
 import { kafkajsConsumer } from './kafkajs-consumer.js';
 import type { CommonSettings } from './options.js';
@@ -96,11 +97,16 @@ export class KafkaReader {
   private queuePausedMs = 0;
   private queuePausedSince: number | null = null;
 
+  private readonly brokers: readonly string[];
+  private readonly connectTimeoutMs: number;
+
   constructor(
     settings: CommonSettings,
     consumer: ConsumerSettings,
     private readonly hooks: ReaderHooks,
   ) {
+    this.brokers = settings.brokers;
+    this.connectTimeoutMs = settings.connectTimeoutMs;
     const factory = settings.kafka ?? kafkajsConsumer;
     this.port = factory(consumer, (event) => {
       this.onEvent(event);
@@ -199,17 +205,9 @@ export class KafkaReader {
 
   private start(): Promise<void> {
     this.started ??= (async () => {
-      try {
-        await this.port.connect();
-        await this.port.subscribe();
-      } catch (cause) {
-        this.fail(
-          new KafkaSourceError(
-            'TWG_KAFKA_CONSUMER_FAILED',
-            `could not connect and subscribe: ${cause instanceof Error ? cause.message : String(cause)}`,
-            { cause },
-          ),
-        );
+      const failure = await connectWithin(this.port, this.brokers, this.connectTimeoutMs);
+      if (failure !== null) {
+        this.fail(failure);
         return;
       }
       if (this.closed) return;

@@ -10,6 +10,8 @@ import type {
   KafkaLogLevel,
 } from './consumer-port.js';
 import { announcingRoundRobin, pinnedAssigner } from './kafkajs-assigners.js';
+import { installWireHeaders, wireHeaders } from './kafkajs-headers.js';
+import { KafkaSourceError } from './errors.js';
 
 const LEVEL: Record<KafkaLogLevel, logLevel> = {
   nothing: logLevel.NOTHING,
@@ -80,6 +82,40 @@ function covers(topics: unknown, offsets: readonly CommitOffset[]): boolean {
 }
 
 /**
+ * The error for a subscription the cluster refused with "This server does
+ * not host this topic-partition", naming the topics it does not have (asked
+ * of the cluster; if that fails too, every subscribed topic is named).
+ */
+async function unknownTopics(
+  kafka: Kafka,
+  topics: readonly string[],
+  brokers: readonly string[],
+  cause: unknown,
+): Promise<KafkaSourceError> {
+  let missing: readonly string[] = topics;
+  let known = false;
+  const admin = kafka.admin();
+  try {
+    await admin.connect();
+    const existing = new Set(await admin.listTopics());
+    missing = topics.filter((t) => !existing.has(t));
+    known = missing.length > 0;
+    if (!known) missing = topics;
+  } catch {
+    // Keep every subscribed topic as the suspect: the refusal itself stands.
+  } finally {
+    await admin.disconnect().catch(() => undefined);
+  }
+  const names = missing.map((t) => JSON.stringify(t)).join(', ');
+  const what = known ? `no topic ${names} exists` : `the cluster hosts not all of ${names}`;
+  return new KafkaSourceError(
+    'TWG_KAFKA_TOPIC_UNKNOWN',
+    `${what} on ${brokers.join(', ')}; the source never creates topics (allowAutoTopicCreation is off)`,
+    { cause },
+  );
+}
+
+/**
  * The real client: a kafkajs consumer adapted to `ConsumerPort`.
  *
  * - Manual commits only (`autoCommit: false`); `eachBatchAutoResolve` lets
@@ -90,8 +126,11 @@ function covers(topics: unknown, offsets: readonly CommitOffset[]): boolean {
  *   offsets still reach the source as a `filtered-batch`).
  * - A commit is `applied` only if kafkajs reported sending it: when its
  *   runner is not running, `commitOffsets` resolves having sent nothing.
+ * - Headers are handed on in wire order, repeats and prototype names
+ *   included (kafkajs-headers.ts), not as kafkajs's folded object.
  */
 export const kafkajsConsumer: ConsumerFactory = (settings, emit) => {
+  installWireHeaders();
   const kafka = new Kafka({
     clientId: settings.clientId,
     brokers: [...settings.brokers],
@@ -163,7 +202,14 @@ export const kafkajsConsumer: ConsumerFactory = (settings, emit) => {
 
   const port: ConsumerPort = {
     connect: () => consumer.connect(),
-    subscribe: () => consumer.subscribe({ topics, fromBeginning: settings.fromBeginning }),
+    subscribe: async () => {
+      try {
+        await consumer.subscribe({ topics, fromBeginning: settings.fromBeginning });
+      } catch (error) {
+        if ((error as { type?: unknown }).type !== 'UNKNOWN_TOPIC_OR_PARTITION') throw error;
+        throw await unknownTopics(kafka, topics, settings.brokers, error);
+      }
+    },
     run: (onBatch) =>
       consumer.run({
         autoCommit: false,
@@ -175,7 +221,13 @@ export const kafkajsConsumer: ConsumerFactory = (settings, emit) => {
             partition: batch.partition,
             firstOffset: batch.firstOffset(),
             lastOffset: batch.lastOffset(),
-            messages: batch.messages,
+            messages: batch.messages.map((m) => ({
+              offset: m.offset,
+              key: m.key ?? null,
+              value: m.value,
+              timestamp: m.timestamp,
+              headers: wireHeaders(m.headers),
+            })),
           });
         },
       }),

@@ -33,6 +33,12 @@ interface CommonOptions {
   readonly heartbeatInterval?: number;
   /** kafkajs log level; its lines go to `log`. Default `nothing` (kafkajs logs every retried error response). */
   readonly logLevel?: KafkaLogLevel;
+  /**
+   * How long connecting and subscribing may take before the source fails
+   * with `TWG_KAFKA_BROKER_UNREACHABLE`, naming the brokers (issue 13).
+   * Default 10 000 ms.
+   */
+  readonly connectTimeoutMs?: number;
   /** Start-up knobs and kafkajs lines. Default console.info. */
   readonly log?: (line: string) => void;
   /** The client seam; default `kafkajsConsumer`. */
@@ -71,6 +77,7 @@ export interface CommonSettings {
   readonly rebalanceTimeout: number;
   readonly heartbeatInterval: number;
   readonly logLevel: KafkaLogLevel;
+  readonly connectTimeoutMs: number;
   readonly log: (line: string) => void;
   readonly kafka: ConsumerFactory | undefined;
 }
@@ -105,6 +112,7 @@ const COMMON_KEYS = [
   'rebalanceTimeout',
   'heartbeatInterval',
   'logLevel',
+  'connectTimeoutMs',
   'log',
   'kafka',
 ] as const;
@@ -258,6 +266,7 @@ function common(p: Problems, o: Record<string, unknown>): CommonSettings {
     rebalanceTimeout: int(p, 'rebalanceTimeout', o['rebalanceTimeout'], 1, 60_000),
     heartbeatInterval,
     logLevel: logLevel as KafkaLogLevel,
+    connectTimeoutMs: int(p, 'connectTimeoutMs', o['connectTimeoutMs'], 1, 10_000),
     log:
       (optionalFunction(p, 'log', o['log']) as ((line: string) => void) | undefined) ??
       ((line: string) => {
@@ -340,6 +349,7 @@ export function describeSettings(s: KafkaSourceSettings): string[] {
     `rebalanceTimeout=${s.rebalanceTimeout}`,
     `heartbeatInterval=${s.heartbeatInterval}`,
     `logLevel=${s.logLevel}`,
+    `connectTimeoutMs=${s.connectTimeoutMs}`,
   ];
 }
 

@@ -1,18 +1,14 @@
-import { offsetSpan, type SourceBatch, type SourceRecord } from '@thalweg/connector-core';
-import type { FetchedBatch, FetchedHeaderValue, FetchedMessage } from './consumer-port.js';
+import {
+  headersSize,
+  NO_HEADERS,
+  offsetSpan,
+  type SourceBatch,
+  type SourceRecord,
+} from '@thalweg/connector-core';
+import type { FetchedBatch } from './consumer-port.js';
 import { KafkaSourceError } from './errors.js';
 
-/**
- * The header that marks a tombstone. `SourceRecord.value` cannot be null,
- * so a Kafka record with a null value (a delete in a compacted topic) is
- * given an empty value AND this header with an empty value: the record is
- * kept, and a null value stays distinguishable from an empty one.
- */
-export const TOMBSTONE_HEADER = 'thalweg.tombstone';
-
 const EMPTY = new Uint8Array(0);
-const EMPTY_HEADERS: Readonly<Record<string, Uint8Array>> = Object.freeze({});
-const utf8 = new TextEncoder();
 
 export interface ConvertedBatch {
   readonly batch: SourceBatch;
@@ -39,64 +35,6 @@ function offsetOf(raw: string, batch: FetchedBatch): number {
   return n;
 }
 
-function headerBytes(v: FetchedHeaderValue): Uint8Array {
-  if (v === null) return EMPTY;
-  return typeof v === 'string' ? utf8.encode(v) : v;
-}
-
-/**
- * Kafka headers are an ordered list in which a name may repeat; a
- * `SourceRecord` has one value per name. A repeated header keeps its first
- * value under its name and the n-th repetition under `name[n]` (n from 1); a
- * null header value becomes empty bytes. A generated name that the record
- * also carries is refused rather than overwritten (no header is lost).
- */
-function toHeaders(
-  m: FetchedMessage,
-  tombstone: boolean,
-  batch: FetchedBatch,
-  offset: number,
-): { headers: Readonly<Record<string, Uint8Array>>; bytes: number } {
-  const raw = m.headers;
-  const names = raw === undefined ? [] : Object.keys(raw);
-  if (names.length === 0 && !tombstone) return { headers: EMPTY_HEADERS, bytes: 0 };
-  const entries: [string, Uint8Array][] = [];
-  let generated = false;
-  for (const name of names) {
-    const v = raw?.[name];
-    if (v === undefined) continue;
-    if (Array.isArray(v)) {
-      const values = v as readonly FetchedHeaderValue[];
-      values.forEach((x, i) => entries.push([i === 0 ? name : `${name}[${i}]`, headerBytes(x)]));
-      generated ||= values.length > 1;
-    } else {
-      entries.push([name, headerBytes(v as FetchedHeaderValue)]);
-    }
-  }
-  if (tombstone) {
-    entries.push([TOMBSTONE_HEADER, EMPTY]);
-    generated = true;
-  }
-  if (generated) {
-    const seen = new Set<string>();
-    for (const [name] of entries) {
-      if (seen.has(name)) {
-        throw new KafkaSourceError(
-          'TWG_KAFKA_HEADER_CONFLICT',
-          `${batch.topic}/${batch.partition} offset ${offset}: header "${name}" collides with a name thalweg generates ` +
-            `(repeated headers become name[n]; "${TOMBSTONE_HEADER}" marks a null value)`,
-          { partition: { topic: batch.topic, partition: batch.partition } },
-        );
-      }
-      seen.add(name);
-    }
-  }
-  let bytes = 0;
-  for (const [name, value] of entries) bytes += name.length + value.byteLength;
-  // fromEntries defines own properties, so a header named __proto__ stays a header.
-  return { headers: Object.fromEntries(entries), bytes };
-}
-
 /**
  * One fetched batch of one partition as a SourceBatch.
  *
@@ -107,7 +45,8 @@ function toHeaders(
  * (only filtered ones) still has its span. Records before `floor` (the end of
  * what this source already queued, or a sought cursor) are dropped, and the
  * span starts at `floor`; a batch entirely before it yields null. Offsets and
- * timestamps become numbers, refused beyond 2^53.
+ * timestamps become numbers, refused beyond 2^53. Keys, values and headers
+ * are kept as delivered; a null value becomes an empty one marked `tombstone`.
  */
 export function toSourceBatch(
   fetched: FetchedBatch,
@@ -129,17 +68,20 @@ export function toSourceBatch(
       skipped += 1;
       continue;
     }
-    const tombstone = m.value === null;
-    const { headers, bytes: headerSize } = toHeaders(m, tombstone, fetched, offset);
-    const value = m.value ?? EMPTY;
-    records.push({
+    // The port's header list is already ordered pairs (SourceHeaders), kept
+    // as it is: every name, repeated or not, reaches raw as it came.
+    const headers = m.headers.length === 0 ? NO_HEADERS : m.headers;
+    const base = {
       offset,
       key: m.key,
-      value,
+      value: m.value ?? EMPTY,
       timestamp: Number(m.timestamp),
       headers,
-    });
-    bytes += (m.key?.byteLength ?? 0) + value.byteLength + headerSize;
+    };
+    // A null value (a delete in a compacted topic) is marked on the record,
+    // not by a header a producer could also set.
+    records.push(m.value === null ? { ...base, tombstone: true } : base);
+    bytes += (m.key?.byteLength ?? 0) + (m.value?.byteLength ?? 0) + headersSize(headers);
   }
   return {
     batch: { span: offsetSpan(fetched.topic, fetched.partition, start, end), records },

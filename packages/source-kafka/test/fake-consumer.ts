@@ -94,6 +94,7 @@ export class FakeConsumer implements ConsumerPort {
       key: null,
       value: Buffer.from(`${at(p)}@${from + k}`),
       timestamp: '1700000000000',
+      headers: [],
     }));
     this.batch({
       topic: p.topic,

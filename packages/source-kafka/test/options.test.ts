@@ -36,6 +36,7 @@ describe('kafkaSource options', () => {
       rebalanceTimeout: 60_000,
       heartbeatInterval: 3000,
       logLevel: 'nothing',
+      connectTimeoutMs: 10_000,
     });
   });
 
@@ -59,6 +60,8 @@ describe('kafkaSource options', () => {
     ],
     [{ ...group, fromBeginning: 'yes' }, 'fromBeginning', /boolean/],
     [{ ...group, logLevel: 'loud' }, 'logLevel', /one of nothing, error/],
+    [{ ...group, connectTimeoutMs: 0 }, 'connectTimeoutMs', /integer in \[1,/],
+    [{ ...group, connectTimeoutMs: 2 ** 31 }, 'connectTimeoutMs', /integer in \[1,/],
     [{ ...group, log: 'console' }, 'log', /function/],
     [{ ...group, onDroppedCommit: 1 }, 'onDroppedCommit', /function/],
     [{ ...group, partitions: [] }, 'partitions', /not used in group mode/],

@@ -8,7 +8,7 @@ const record = (offset: number, value: Uint8Array | string): SourceRecord => ({
   key: null,
   value: typeof value === 'string' ? enc.encode(value) : value,
   timestamp: 0,
-  headers: {},
+  headers: [],
 });
 
 const builder = new BatchBuilder(

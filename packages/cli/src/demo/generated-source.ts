@@ -102,7 +102,7 @@ export class GeneratedSource implements StoreManagedSource {
       key: null,
       value: Buffer.from(body, 'utf8'),
       timestamp: 1_700_000_000_000 + offset,
-      headers: {},
+      headers: [],
     };
   }
 }

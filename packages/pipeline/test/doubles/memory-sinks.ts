@@ -191,7 +191,7 @@ export class MemoryRawSink
     const records = [...held.entries()]
       .filter(([o]) => o >= span.start && o < span.end)
       .sort((a, b) => a[0] - b[0])
-      .map(([offset, value]) => ({ offset, key: null, value, timestamp: 0, headers: {} }));
+      .map(([offset, value]) => ({ offset, key: null, value, timestamp: 0, headers: [] }));
     if (records.length > 0) yield { span, records };
   }
 }

@@ -21,7 +21,7 @@ export function makeRecords(
     key: null,
     value: new TextEncoder().encode(value(offset)),
     timestamp: 1_700_000_000_000 + offset,
-    headers: {},
+    headers: [],
   }));
 }
 
