@@ -231,7 +231,16 @@ export class RecoveryRunner {
       await deps.leases?.release(lease);
       return;
     }
-    await deps.leases?.complete(lease);
+    const leases = deps.leases;
+    if (leases === undefined || !(await leases.complete(lease))) return;
+    // Forgotten at once (see clearCompleted for why that is sound), or the
+    // store would hold every window of a pass until the next one begins. The
+    // key as a prefix may also name a longer completed key: as safe to forget.
+    try {
+      this.counts.leasesCleared += await leases.clearCompleted(window.key);
+    } catch (error) {
+      deps.log(`recovery of ${window.key}: clearing its completed lease failed: ${message(error)}`);
+    }
   }
 
   /** Whether the secondary's recorded coverage now holds every gap of the window. */
@@ -245,9 +254,11 @@ export class RecoveryRunner {
   }
 
   /**
-   * Forgets the completed keys of this worker's secondaries, before planning.
-   * A key is completed only once its window's coverage is in the durable
-   * tier, and it ends with the window's first missing offset, which is then
+   * Forgets the completed keys of this worker's secondaries, before planning
+   * (each is also forgotten as soon as its window completes; this catches
+   * what another worker, or a crash or a failure between the two, left). A
+   * key is completed only once its window's coverage is in the durable tier,
+   * and it ends with the window's first missing offset, which is then
    * covered for good: no plan made from now on names that key again. A plan
    * made before (another worker's, mid-pass) may still claim it once it is
    * free; `replay` finds it covered and completes it without replaying.

@@ -158,8 +158,10 @@ describe('completed lease keys', () => {
     const replayed = (sa.recovery?.windowsReplayed ?? 0) + (sb.recovery?.windowsReplayed ?? 0);
     const cleared = (sa.recovery?.leasesCleared ?? 0) + (sb.recovery?.leasesCleared ?? 0);
     expect(replayed).toBeGreaterThan(4);
-    // Every window completed was forgotten again, and none was replayed twice for it.
-    expect(cleared).toBe(replayed);
+    // Every window completed was forgotten again (a window another worker
+    // claims from an older plan is found covered, completed and cleared
+    // once more, never replayed: see recordsReplayed below).
+    expect(cleared).toBeGreaterThanOrEqual(replayed);
     expect(await leases.list('')).toEqual([]);
     expect((sa.recovery?.recordsReplayed ?? 0) + (sb.recovery?.recordsReplayed ?? 0)).toBe(
       600 - 80,
