@@ -323,7 +323,8 @@ export class Pipeline {
       }
     }
     // Ingest ends with its source; recovery alone runs until stopped (or
-    // caught up), and so does `both`'s asked to catch up after its source.
+    // caught up), and so does `both` asked to catch up, once its source ended
+    // and raw made all of it durable (what raw holds is then final).
     if (role === 'both' && this.untilCaughtUp && !this.abort.signal.aborted) {
       await this.flushRaw();
       this.ingestEnded = this.failure === null;
