@@ -52,8 +52,9 @@ describe('the soak, short', () => {
       batchSize: 1000,
       payloadBytes: 64,
       sampleMs: 50,
-      stallEvery: 100,
-      stallMs: 20,
+      // Long enough that the lane's 4 batches fill even on a slow, busy machine.
+      stallEvery: 200,
+      stallMs: 100,
       keep: false,
       emit: (line) => lines.push(line),
     });
