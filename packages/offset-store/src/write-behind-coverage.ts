@@ -57,6 +57,8 @@ export class WriteBehindCoverage implements CoverageStore {
         'checkpointIntervalMs: must be a positive number of milliseconds up to 2147483647',
       );
     }
+    // From here on the LevelDB store logs what the durable tier lacks.
+    options.local.serveAsLocalTier();
     this.now = options.now ?? Date.now;
     this.timer = setInterval(() => {
       this.checkpoint().catch((e: unknown) => options.onCheckpointError?.(e));

@@ -11,5 +11,6 @@ export type { RecorderStats } from './coverage-recorder.js';
 export * from './recovery/recovery-config.js';
 export * from './recovery/recovery-window.js';
 export type { ReplayTarget, QuarantineMode, ReplayOutcome } from './recovery/replay-window.js';
-export type { RecoveryBacklog, RecoveryStats } from './recovery/recovery-runner.js';
+export type { RecoveryStats } from './recovery/recovery-runner.js';
+export type { RecoveryBacklog } from './recovery/backlog-meter.js';
 export * from './recovery/coverage-report.js';

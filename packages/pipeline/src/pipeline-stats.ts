@@ -1,7 +1,8 @@
 import type { ByteBudgetStats } from '@thalweg/connector-core';
 import type { RecorderStats } from './coverage-recorder.js';
 import type { CommitterStats } from './position-committer.js';
-import type { RecoveryBacklog, RecoveryStats } from './recovery/recovery-runner.js';
+import type { RecoveryBacklog } from './recovery/backlog-meter.js';
+import type { RecoveryStats } from './recovery/recovery-runner.js';
 import type { QuarantineStats } from './quarantine-router.js';
 import type { SecondaryStats } from './secondary-lane.js';
 

@@ -24,8 +24,15 @@ import { parsePipelineConfig, secondaryConfig, type PipelineConfig } from './pip
 import type { PipelineState, PipelineStats } from './pipeline-stats.js';
 import { PositionCommitter } from './position-committer.js';
 import { RawInflight } from './raw-inflight.js';
-import type { RecoveryBacklog, RecoveryRunner } from './recovery/recovery-runner.js';
-import { openRecoveryRunner, reconcileRawCoverage } from './recovery/recovery-wiring.js';
+import { NO_BACKLOG, type RecoveryBacklog } from './recovery/backlog-meter.js';
+import type { RecoveryRunner } from './recovery/recovery-runner.js';
+import {
+  measureFinal,
+  openRecovery,
+  reconcileRawCoverage,
+  runRepair,
+  type RecoveryParts,
+} from './recovery/recovery-wiring.js';
 import { QuarantineRouter } from './quarantine-router.js';
 import { SecondaryLane } from './secondary-lane.js';
 import type { PipelineSpec, QuarantineWriter } from './topology.js';
@@ -52,7 +59,10 @@ export class Pipeline {
   private raw: ReplayableSink<SourceBatch> | null = null;
   private lanes: SecondaryLane<unknown>[] = [];
   private recovery: RecoveryRunner | null = null;
+  private repair: RecoveryParts | null = null;
   private untilCaughtUp = false;
+  /** In `both`: the source ended and raw made all of it durable (untilCaughtUp may end recovery). */
+  private ingestEnded = false;
   private state: PipelineState = 'opened';
   private failure: Error | null = null;
   private finished: Promise<PipelineStats> | null = null;
@@ -134,25 +144,33 @@ export class Pipeline {
 
   /**
    * Runs until the source ends or `stop` is called, then shuts down in order.
-   * In the `recovery` role, `untilCaughtUp` ends the run once a pass finds no
-   * secondary behind raw.
+   * With `untilCaughtUp`, the `recovery` role ends once a pass finds no
+   * secondary behind raw, and the `both` role, once the source ended, goes on
+   * recovering until then; the `ingest` role refuses it (no recovery runs).
    */
   run(options: { readonly untilCaughtUp?: boolean } = {}): Promise<PipelineStats> {
+    if (options.untilCaughtUp === true && this.config.recovery.role === 'ingest') {
+      return Promise.reject(
+        new PipelineError(
+          'TWG_PIPELINE_TOPOLOGY_INVALID',
+          "run({ untilCaughtUp: true }): recovery.role is 'ingest', so this process never " +
+            "recovers and could never catch up; use role 'both' or 'recovery'",
+        ),
+      );
+    }
     this.untilCaughtUp ||= options.untilCaughtUp === true;
     this.finished ??= this.execute();
     return this.finished;
   }
 
-  /** The recovery backlog (zero when nothing is behind, or when this process does not recover). */
+  /**
+   * The recovery backlog, in every role: each durable secondary's lag as
+   * `coverageReport` computes it, as last measured (`plannedAt`) — by each
+   * recovery pass, every `recovery.scanEveryMs` in the `ingest` role, and
+   * once more at shutdown. Zero when nothing is behind.
+   */
   backlog(): RecoveryBacklog {
-    return (
-      this.recovery?.backlog() ?? {
-        unclaimedWindows: 0,
-        maxLagRecords: 0,
-        lagBySink: {},
-        plannedAt: null,
-      }
-    );
+    return this.repair?.meter.current() ?? NO_BACKLOG;
   }
 
   /**
@@ -189,9 +207,7 @@ export class Pipeline {
       coverage: this.recorder.stats(),
       quarantine: this.quarantine.stats(),
       recovery:
-        this.recovery === null
-          ? null
-          : { ...this.recovery.stats(), backlog: this.recovery.backlog() },
+        this.recovery === null ? null : { ...this.recovery.stats(), backlog: this.backlog() },
       flow: {
         ...this.governor.describe(),
         sourcePaused: this.governor.throttle.paused,
@@ -247,20 +263,19 @@ export class Pipeline {
       this.raw = raw;
       this.lanes = lanes;
       await reconcileRawCoverage(raw, this.coverage);
-      if (this.config.recovery.role !== 'ingest') {
-        this.recovery = openRecoveryRunner({
-          spec,
-          config: this.config,
-          raw,
-          sinks,
-          lanes,
-          coverage: this.coverage,
-          recorder: this.recorder,
-          quarantine: this.quarantine,
-          clock: this.clock,
-          log: (line) => this.log(`thalweg recovery: ${line}`),
-        });
-      }
+      this.repair = openRecovery({
+        spec,
+        config: this.config,
+        raw,
+        sinks,
+        lanes,
+        coverage: this.coverage,
+        recorder: this.recorder,
+        quarantine: this.quarantine,
+        clock: this.clock,
+        log: (line) => this.log(`thalweg recovery: ${line}`),
+      });
+      this.recovery = this.repair.runner;
       if (this.config.recovery.role !== 'recovery') await this.positionSource();
     } catch (error) {
       await Promise.allSettled(opened.map((s) => s.close()));
@@ -307,7 +322,15 @@ export class Pipeline {
         if (!this.abort.signal.aborted || this.failure !== null) this.fail(error);
       }
     }
-    // Ingest ends with its source; recovery alone runs until stopped (or caught up).
+    // Ingest ends with its source; recovery alone runs until stopped (or
+    // caught up), and so does `both` asked to catch up, once its source ended
+    // and raw made all of it durable (what raw holds is then final).
+    if (role === 'both' && this.untilCaughtUp && !this.abort.signal.aborted) {
+      await this.flushRaw();
+      this.ingestEnded = this.failure === null;
+      this.recovery?.wake();
+      await recovering;
+    }
     if (role === 'recovery') await recovering;
     this.state = 'stopping';
     this.abort.abort();
@@ -322,14 +345,15 @@ export class Pipeline {
   }
 
   private async runRecovery(): Promise<void> {
-    const recovery = this.recovery;
-    if (recovery === null) return;
+    if (this.repair === null) return;
+    const role = this.config.recovery.role;
     try {
-      // Only the recovery role ends when caught up: in `both`, a pass that
-      // finds nothing behind (the first one, before anything was read) must
-      // not end recovery while ingest goes on making gaps.
-      const untilCaughtUp = this.untilCaughtUp && this.config.recovery.role === 'recovery';
-      await recovery.run(this.abort.signal, untilCaughtUp);
+      await runRepair(
+        this.repair,
+        this.abort.signal,
+        this.config.recovery.scanEveryMs,
+        () => this.untilCaughtUp && (role === 'recovery' || this.ingestEnded),
+      );
     } catch (error) {
       if (!this.abort.signal.aborted) this.fail(error);
     }
@@ -522,15 +546,19 @@ export class Pipeline {
     this.quarantine.dropUnwritten();
   }
 
-  private async shutdown(): Promise<void> {
-    const raw = this.requireRaw();
+  private async flushRaw(): Promise<void> {
     try {
-      await raw.flush();
+      await this.requireRaw().flush();
     } catch (error) {
       this.fail(
         new PipelineError('TWG_PIPELINE_RAW_FAILED', 'primary raw failed while flushing', error),
       );
     }
+  }
+
+  private async shutdown(): Promise<void> {
+    const raw = this.requireRaw();
+    await this.flushRaw();
     if (this.ticker !== null) clearInterval(this.ticker);
     try {
       // Positions of everything raw confirmed, failure or not: they are durable.
@@ -545,6 +573,9 @@ export class Pipeline {
     // After the secondaries, which quarantine while they drain; within the
     // drain deadline, since a writer that never answers must not hang shutdown.
     await this.quarantine.stop(this.config.shutdown.secondaryDrainMs);
+    if (this.repair !== null) {
+      await this.settle('measure the backlog', measureFinal(this.repair, raw, this.coverage));
+    }
     await this.settle('checkpoint coverage', this.coverage.checkpoint());
     await this.settle('close raw', raw.close());
     await this.settle('close source', this.source.close());

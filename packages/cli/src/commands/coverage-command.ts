@@ -13,9 +13,10 @@ export const COVERAGE_USAGE = `thalweg coverage (--dir DIR | --leveldb PATH | --
                    [--raw SINK] [--sinks A,B] [--json]
 
   coverage   per sink and partition: covered ranges, gaps against raw, lag in
-             records; for a LevelDB local tier also its drift (what it holds
-             that the durable tier has not been sent since the last
-             checkpoint). --dir reads the demo's layout (DIR/coverage).
+             records; for LevelDB also which tier it served as, and as a
+             local tier its drift (what it holds that the durable tier has
+             not been sent since the last checkpoint). --dir reads the
+             demo's layout (DIR/coverage), where LevelDB is the only tier.
              Defaults: --raw raw, --sinks the demo's zerobus-events.`;
 
 /** `thalweg coverage`: the operator's view of what each sink holds and what recovery would replay. */
@@ -68,6 +69,8 @@ export async function coverageCommand(rest: string[]): Promise<number> {
 }
 
 interface Drift {
+  /** As the last process that wrote it served: the only (durable) tier, or a local tier in front of one. */
+  readonly tier: 'durable' | 'local' | null;
   readonly unflushedEntries: number;
   readonly unflushedRanges: number;
   readonly lastCheckpointAt: number | null;
@@ -77,6 +80,7 @@ async function localDrift(local: LevelDbCoverage): Promise<Drift> {
   const unflushed = await local.unflushed();
   const diagnostics = await local.diagnostics();
   return {
+    tier: diagnostics.lastWrittenAs,
     unflushedEntries: diagnostics.unflushedEntries,
     unflushedRanges: unflushed.deltas.reduce((n, d) => n + d.ranges.length, 0),
     lastCheckpointAt: diagnostics.lastCheckpointAt,
@@ -97,7 +101,9 @@ function render(report: readonly SinkCoverage[], drift: Drift | null): string {
       );
     }
   }
-  if (drift !== null) {
+  if (drift?.tier === 'durable' && drift.unflushedEntries === 0) {
+    lines.push('LevelDB is the durable tier (colocated with raw): it keeps no log to checkpoint');
+  } else if (drift !== null) {
     lines.push(
       `local tier drift: ${drift.unflushedEntries} log entries (${drift.unflushedRanges} ranges) ` +
         `not yet checkpointed to the durable tier; last checkpoint ` +

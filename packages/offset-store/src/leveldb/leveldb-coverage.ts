@@ -32,7 +32,19 @@ export interface Unflushed {
   readonly cursors: readonly { readonly key: CursorKey; readonly cursor: SourceCursor }[];
 }
 
+/**
+ * What a LevelDB store is to the topology: `durable` when it is the only
+ * tier (used directly as the pipeline's store: raw on local disk, coverage
+ * colocated with it), `local` when a `WriteBehindCoverage` puts it in front
+ * of a durable tier.
+ */
+export type LevelDbTier = 'durable' | 'local';
+
 export interface LocalDiagnostics {
+  /** How this instance serves: see LevelDbTier. */
+  readonly tier: LevelDbTier;
+  /** How the last process that wrote here served (null if none did, or one before tiers were recorded). */
+  readonly lastWrittenAs: LevelDbTier | null;
   readonly destinations: readonly {
     readonly key: CoverageKey;
     readonly ranges: number;
@@ -40,17 +52,24 @@ export interface LocalDiagnostics {
     /** Holes between the lowest and highest covered offset: what recovery will replay. */
     readonly innerGaps: readonly { start: number; end: number }[];
   }[];
-  /** Log entries recorded here and not yet in the durable tier. */
+  /** Log entries recorded here and not yet in the durable tier (none kept by a durable tier). */
   readonly unflushedEntries: number;
   readonly lastCheckpointAt: number | null;
 }
 
 /**
- * The pod-local tier on LevelDB: one key per covered range, written cheaply
- * on every durable receipt, never read by another process (LevelDB's own lock
- * refuses a second opener), never the only copy for longer than a checkpoint
- * interval. Every merge also appends to a local log of what the durable tier
- * lacks; `unflushed`/`markCheckpointed` drain it.
+ * Coverage on LevelDB: one key per covered range, written cheaply on every
+ * durable receipt, never read by another process (LevelDB's own lock refuses
+ * a second opener).
+ *
+ * Two ways to serve (LevelDbTier). As the pod-local tier of a
+ * `WriteBehindCoverage` (which claims it with `serveAsLocalTier`), every
+ * merge also appends to a local log of what the durable tier lacks, and
+ * `unflushed`/`markCheckpointed` drain it. Used on its own it is the durable
+ * tier, colocated with raw: there is nothing to send anywhere, so it keeps no
+ * log (one would only grow), and `checkpoint` removes what a previous life as
+ * a local tier left in it. Its writes are not fsynced either way: coverage or
+ * a cursor lost with the machine is lag (a replay), never lead.
  *
  * Coverage is mirrored in memory (the tier holds only this pod's partitions),
  * so a merge computes the minimal put/delete set in memory and writes it with
@@ -62,6 +81,8 @@ export class LevelDbCoverage extends CoverageBackend {
   private readonly cursors = new Map<string, SourceCursor>();
   private nextSeq = 0;
   private lastCheckpointAt: number | null = null;
+  private tier: LevelDbTier = 'durable';
+  private lastWrittenAs: LevelDbTier | null = null;
   private chain: Promise<unknown> = Promise.resolve();
 
   private constructor(
@@ -98,6 +119,38 @@ export class LevelDbCoverage extends CoverageBackend {
     return store;
   }
 
+  /**
+   * From now on this store is the local tier in front of a durable one: it
+   * logs what that tier lacks until `markCheckpointed`. Called by
+   * `WriteBehindCoverage`; what was merged before is not in the log.
+   */
+  serveAsLocalTier(): void {
+    this.ensureOpen();
+    this.tier = 'local';
+  }
+
+  /**
+   * As the durable tier: forgets any log entry (left by a life as a local
+   * tier; none is written now). As a local tier: nothing, the write-behind
+   * store checkpoints it.
+   */
+  override async checkpoint(): Promise<void> {
+    this.ensureOpen();
+    if (this.tier === 'local') return;
+    await this.serial(async () => {
+      this.ensureOpen();
+      const ops: Op[] = [];
+      for await (const k of this.db.keys(prefixBounds(Buffer.from([LOG]))))
+        ops.push({ type: 'del', key: k });
+      if (ops.length === 0 && this.lastWrittenAs === 'durable') return;
+      const at = Date.now();
+      ops.push({ type: 'put', key: META_KEY, value: this.meta(at, 'durable') });
+      await this.write(ops);
+      this.lastCheckpointAt = at;
+      this.lastWrittenAs = 'durable';
+    });
+  }
+
   /** What the local tier has that the durable tier may not. */
   async unflushed(): Promise<Unflushed> {
     return this.serial(async () => {
@@ -124,13 +177,10 @@ export class LevelDbCoverage extends CoverageBackend {
       const ops: Op[] = [];
       for await (const k of this.db.keys({ gte: logKey(0), lte: logKey(throughSeq) }))
         ops.push({ type: 'del', key: k });
-      ops.push({
-        type: 'put',
-        key: META_KEY,
-        value: Buffer.from(JSON.stringify({ version: 1, lastCheckpointAt: at })),
-      });
+      ops.push({ type: 'put', key: META_KEY, value: this.meta(at, this.tier) });
       await this.db.batch(ops);
       this.lastCheckpointAt = at;
+      this.lastWrittenAs = this.tier;
     });
   }
 
@@ -138,6 +188,8 @@ export class LevelDbCoverage extends CoverageBackend {
     this.ensureOpen();
     const unflushedEntries = (await this.db.keys(prefixBounds(Buffer.from([LOG]))).all()).length;
     return {
+      tier: this.tier,
+      lastWrittenAs: this.lastWrittenAs,
       destinations: [...this.sets.values()].map(({ key, set }) => {
         const ranges = set.ranges();
         const first = ranges[0]?.start ?? 0;
@@ -176,13 +228,15 @@ export class LevelDbCoverage extends CoverageBackend {
           for (const r of removed) ops.push({ type: 'del', key: rangeKey(prefix, r.start) });
           for (const r of added)
             ops.push({ type: 'put', key: rangeKey(prefix, r.start), value: encodeEnd(r.end) });
-          ops.push({
-            type: 'put',
-            key: logKey(seq++),
-            value: encodeCoverageEntry({ key: d.key, ranges: added }),
-          });
+          if (this.tier === 'local') {
+            ops.push({
+              type: 'put',
+              key: logKey(seq++),
+              value: encodeCoverageEntry({ key: d.key, ranges: added }),
+            });
+          }
         }
-        if (ops.length > 0) await this.write(ops);
+        if (ops.length > 0) await this.writeNoted(ops);
         this.nextSeq = seq;
       } catch (e) {
         // The batch is atomic: it is on disk whole or not at all. Memory was
@@ -219,18 +273,22 @@ export class LevelDbCoverage extends CoverageBackend {
       this.ensureOpen();
       const id = cursorKey(key).toString('hex');
       const kept = laterCursor(this.cursors.get(id) ?? null, cursor);
-      await this.write([
+      const ops: Op[] = [
         { type: 'put', key: cursorKey(key), value: Buffer.from(JSON.stringify(kept)) },
-        {
+      ];
+      const logged = this.tier === 'local';
+      if (logged) {
+        ops.push({
           type: 'put',
           key: logKey(this.nextSeq),
           value: encodeCursorEntry(
             { source: key.source, topic: key.topic, partition: key.partition },
             kept,
           ),
-        },
-      ]);
-      this.nextSeq += 1;
+        });
+      }
+      await this.writeNoted(ops);
+      if (logged) this.nextSeq += 1;
       this.cursors.set(id, structuredClone(kept));
     });
   }
@@ -255,6 +313,21 @@ export class LevelDbCoverage extends CoverageBackend {
         cause,
       );
     }
+  }
+
+  /** Writes `ops`; the first write of a process also records how it serves, for who inspects it later. */
+  private async writeNoted(ops: Op[]): Promise<void> {
+    const tier = this.tier;
+    if (this.lastWrittenAs === tier) return this.write(ops);
+    await this.write([
+      ...ops,
+      { type: 'put', key: META_KEY, value: this.meta(this.lastCheckpointAt, tier) },
+    ]);
+    this.lastWrittenAs = tier;
+  }
+
+  private meta(lastCheckpointAt: number | null, tier: LevelDbTier): Buffer {
+    return Buffer.from(JSON.stringify({ version: 1, lastCheckpointAt, tier }));
   }
 
   /** Merges and checkpoints run one at a time: each computes from the state the previous left. */
@@ -292,6 +365,7 @@ export class LevelDbCoverage extends CoverageBackend {
       const parsed = JSON.parse(meta.toString('utf8')) as {
         version: number;
         lastCheckpointAt: number | null;
+        tier?: LevelDbTier;
       };
       if (parsed.version > 1)
         throw new CoverageError(
@@ -299,6 +373,7 @@ export class LevelDbCoverage extends CoverageBackend {
           `the local tier was written by layout version ${parsed.version}; this code knows 1`,
         );
       this.lastCheckpointAt = parsed.lastCheckpointAt;
+      this.lastWrittenAs = parsed.tier ?? null;
     }
   }
 }

@@ -58,6 +58,7 @@ describe('LevelDB local tier', () => {
 
   it('logs what the durable tier lacks until it is checkpointed, and reports drift', async () => {
     const store = await LevelDbCoverage.open({ location: await location(), sinks: [A] });
+    store.serveAsLocalTier();
     await store.recordDurable([receipt(A, 0, 10)]);
     await store.recordDurable([receipt(A, 20, 30)]);
     await store.saveCursor(
@@ -108,6 +109,7 @@ describe('LevelDB local tier', () => {
   it('changes nothing, on disk or in memory, when the batch write fails', async () => {
     const at = await location();
     const store = await LevelDbCoverage.open({ location: at, sinks: [A] });
+    store.serveAsLocalTier();
     await store.recordDurable([receipt(A, 0, 10)]);
     // Fail the next batch of the real database once.
     const db = (store as unknown as { db: { batch: (ops: unknown) => Promise<void> } }).db;
@@ -180,6 +182,7 @@ describe('LevelDB local tier', () => {
   it('records a retried receipt after a failed batch even when the disk cannot be re-read', async () => {
     const at = await location();
     const store = await LevelDbCoverage.open({ location: at, sinks: [A] });
+    store.serveAsLocalTier();
     await store.recordDurable([receipt(A, 0, 10)]);
     await store.markCheckpointed((await store.unflushed()).throughSeq, 1);
     const db = (
@@ -268,5 +271,90 @@ describe('LevelDB local tier', () => {
       }),
       { numRuns: 60 },
     );
+  });
+});
+
+describe('LevelDB as the only tier', () => {
+  /** Every key of the database by kind: what the store's size is on disk. */
+  async function keyCounts(at: string): Promise<{ ranges: number; log: number; other: number }> {
+    const { ClassicLevel } = await import('classic-level');
+    const db = new ClassicLevel<Buffer, Buffer>(at, {
+      keyEncoding: 'buffer',
+      valueEncoding: 'buffer',
+    });
+    const counts = { ranges: 0, log: 0, other: 0 };
+    for await (const k of db.keys()) {
+      if (k[0] === 0x01) counts.ranges += 1;
+      else if (k[0] === 0x02) counts.log += 1;
+      else counts.other += 1;
+    }
+    await db.close();
+    return counts;
+  }
+
+  it('keeps no log however many merges and cursors it takes, and says it is the durable tier', async () => {
+    const at = await location();
+    const store = await LevelDbCoverage.open({ location: at, sinks: [A] });
+    for (let i = 0; i < 500; i++) {
+      await store.recordDurable([receipt(A, i * 10, i * 10 + 10)]);
+      await store.saveCursor(
+        { source: 'f', topic: 'orders', partition: 0 },
+        { kind: 'log-offset', nextOffset: i * 10 + 10 },
+      );
+    }
+    const d = await store.diagnostics();
+    expect(d).toMatchObject({ tier: 'durable', lastWrittenAs: 'durable', unflushedEntries: 0 });
+    expect((await store.unflushed()).deltas).toEqual([]);
+    await store.close();
+    // On disk: one range, one cursor, the meta entry; no log entry per merge.
+    expect(await keyCounts(at)).toEqual({ ranges: 1, log: 0, other: 2 });
+    const again = await LevelDbCoverage.open({ location: at, sinks: [A] });
+    expect((await again.diagnostics()).lastWrittenAs).toBe('durable');
+    expect((await again.covered({ sink: A, topic: 'orders', partition: 0 })).ranges()).toEqual([
+      { start: 0, end: 5000 },
+    ]);
+    await again.close();
+  });
+
+  it('checkpoint forgets the log a life as a local tier left; opening alone (to inspect) keeps it', async () => {
+    const at = await location();
+    const local = await LevelDbCoverage.open({ location: at, sinks: [A] });
+    local.serveAsLocalTier();
+    await local.recordDurable([receipt(A, 0, 10)]);
+    await local.recordDurable([receipt(A, 20, 30)]);
+    expect((await local.diagnostics()).tier).toBe('local');
+    await local.close();
+    expect((await keyCounts(at)).log).toBe(2);
+
+    const inspected = await LevelDbCoverage.open({ location: at, sinks: [A] });
+    expect(await inspected.diagnostics()).toMatchObject({
+      lastWrittenAs: 'local',
+      unflushedEntries: 2,
+    });
+    await inspected.close();
+    expect((await keyCounts(at)).log).toBe(2);
+
+    const sole = await LevelDbCoverage.open({ location: at, sinks: [A] });
+    await sole.checkpoint();
+    expect(await sole.diagnostics()).toMatchObject({
+      tier: 'durable',
+      lastWrittenAs: 'durable',
+      unflushedEntries: 0,
+    });
+    expect((await sole.covered({ sink: A, topic: 'orders', partition: 0 })).ranges()).toEqual([
+      { start: 0, end: 10 },
+      { start: 20, end: 30 },
+    ]);
+    await sole.close();
+    expect(await keyCounts(at)).toEqual({ ranges: 2, log: 0, other: 1 });
+  });
+
+  it('as a local tier, its own checkpoint leaves the log to the write-behind store', async () => {
+    const store = await LevelDbCoverage.open({ location: await location(), sinks: [A] });
+    store.serveAsLocalTier();
+    await store.recordDurable([receipt(A, 0, 10)]);
+    await store.checkpoint();
+    expect((await store.unflushed()).deltas).toHaveLength(1);
+    await store.close();
   });
 });

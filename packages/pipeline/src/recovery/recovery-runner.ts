@@ -1,29 +1,19 @@
-import {
-  partitionKey,
-  type Clock,
-  type OffsetSpan,
-  type ReplayableSink,
-  type SinkId,
-  type SourceBatch,
-  type SourcePartition,
+import type {
+  Clock,
+  OffsetSpan,
+  ReplayableSink,
+  SinkId,
+  SourceBatch,
+  SourcePartition,
 } from '@thalweg/connector-core';
 import type { CoverageStore, Lease, LeaseStore } from '@thalweg/offset-store';
 import type { CoverageRecorder } from '../coverage-recorder.js';
 import type { QuarantineNote } from '../topology.js';
-import { planRecovery, type RecoveryWindow } from './recovery-window.js';
+import type { BacklogMeter } from './backlog-meter.js';
+import { pause } from './pause.js';
+import type { RecoveryWindow } from './recovery-window.js';
 import type { RecoveryConfig } from './recovery-config.js';
 import { replayWindow, type ReplayOutcome, type ReplayTarget } from './replay-window.js';
-
-/** What an autoscaler reads: zero everywhere when nothing is behind. */
-export interface RecoveryBacklog {
-  /** Windows of the last plan that no live lease held. */
-  readonly unclaimedWindows: number;
-  /** Offsets raw holds that the furthest-behind destination does not. */
-  readonly maxLagRecords: number;
-  readonly lagBySink: Readonly<Record<string, number>>;
-  /** When the last plan was made (clock milliseconds), null before the first. */
-  readonly plannedAt: number | null;
-}
 
 export interface RecoveryStats {
   readonly passes: number;
@@ -32,6 +22,8 @@ export interface RecoveryStats {
   readonly windowsTimedOut: number;
   readonly windowsFailed: number;
   readonly recordsReplayed: number;
+  /** Completed lease keys forgotten (`clearCompleted`): what the lease store no longer grows by. */
+  readonly leasesCleared: number;
   /** Quarantined records not re-sent under `skip-dlq`: the quarantine view of those windows is incomplete. */
   readonly quarantineSkipped: number;
   readonly incompleteQuarantineWindows: readonly string[];
@@ -42,6 +34,8 @@ export interface RecoveryDeps {
   readonly coverage: CoverageStore;
   readonly targets: ReadonlyMap<SinkId, ReplayTarget<unknown>>;
   readonly recorder: CoverageRecorder;
+  /** Plans each pass and keeps the backlog it measured. */
+  readonly meter: BacklogMeter;
   readonly leases: LeaseStore | undefined;
   readonly holder: string;
   readonly config: RecoveryConfig;
@@ -70,29 +64,28 @@ export class RecoveryRunner {
     windowsTimedOut: 0,
     windowsFailed: 0,
     recordsReplayed: 0,
+    leasesCleared: 0,
     quarantineSkipped: 0,
   };
   private readonly incomplete: string[] = [];
-  private last: RecoveryBacklog = {
-    unclaimedWindows: 0,
-    maxLagRecords: 0,
-    lagBySink: {},
-    plannedAt: null,
-  };
+  private waking = new AbortController();
 
   constructor(private readonly deps: RecoveryDeps) {}
-
-  backlog(): RecoveryBacklog {
-    return this.last;
-  }
 
   stats(): RecoveryStats {
     return { ...this.counts, incompleteQuarantineWindows: [...this.incomplete] };
   }
 
-  /** Runs passes until `signal` aborts, pausing between passes that found nothing to do. */
-  async run(signal: AbortSignal, untilCaughtUp = false): Promise<void> {
+  /**
+   * Runs passes until `signal` aborts, pausing between passes that found
+   * nothing to do. With `caughtUpEnds`, also ends after a pass that found no
+   * secondary behind raw, if `caughtUpEnds()` was true when it began: in the
+   * `both` role, a pass planned while ingest still makes gaps (the first one,
+   * before anything was read) must not end recovery.
+   */
+  async run(signal: AbortSignal, caughtUpEnds: () => boolean = () => false): Promise<void> {
     while (!signal.aborted) {
+      const ends = caughtUpEnds();
       let replayed: number;
       try {
         replayed = await this.pass(signal);
@@ -103,46 +96,23 @@ export class RecoveryRunner {
         this.deps.log(`recovery pass failed; the gaps stay for the next pass: ${message(error)}`);
         replayed = 0;
       }
-      if (untilCaughtUp && this.last.maxLagRecords === 0) return;
-      if (replayed === 0) await sleep(this.deps.config.scanEveryMs, signal);
+      if (ends && this.deps.meter.current().maxLagRecords === 0) return;
+      if (replayed === 0) await pause(this.deps.config.scanEveryMs, signal, this.waking.signal);
+      if (this.waking.signal.aborted) this.waking = new AbortController();
     }
+  }
+
+  /** Cuts the pause between passes short: something changed (ingest ended). */
+  wake(): void {
+    this.waking.abort();
   }
 
   /** One pass: plan, then replay every window this worker can claim. Returns windows replayed. */
   async pass(signal: AbortSignal): Promise<number> {
     const { deps } = this;
     this.counts.passes += 1;
-    const sinks = [...deps.targets.keys()];
-    const rawHeld = await deps.raw.held();
-    // The live floors are read before the coverage is written, not after: a
-    // span a lane settles in between is no longer pending and not yet
-    // covered, and would be replayed beside the live lane (every span, under
-    // load). Whatever raw held was offered to the lanes before it was
-    // durable: by now it is pending (at or above the floor), or settled with
-    // its receipt handed over (written next), or a true gap.
-    const floors = new Map<string, number | null>();
-    for (const { partition } of rawHeld) {
-      for (const sink of sinks)
-        floors.set(floorKey(sink, partition), deps.liveFloor(sink, partition));
-    }
-    // What the ack lanes handed over so far counts: plan from the freshest
-    // coverage (not a bare flush: one already running holds an older
-    // snapshot; not drain: under live acknowledgements it may never return).
-    await deps.recorder.writeHandedOver();
-    const plan = await planRecovery(
-      deps.coverage,
-      rawHeld,
-      sinks,
-      deps.config.windowRecords,
-      (sink, partition) => floors.get(floorKey(sink, partition)) ?? null,
-    );
-    const unclaimed = await this.unclaimed(plan.windows);
-    this.last = {
-      unclaimedWindows: unclaimed,
-      maxLagRecords: Math.max(0, ...Object.values(plan.lagBySink)),
-      lagBySink: plan.lagBySink,
-      plannedAt: deps.clock.now(),
-    };
+    await this.clearCompleted();
+    const plan = await deps.meter.sample(deps.liveFloor);
     let replayed = 0;
     for (const window of plan.windows) {
       if (signal.aborted) break;
@@ -159,6 +129,12 @@ export class RecoveryRunner {
     if (deps.leases !== undefined) {
       const lease = await deps.leases.claim(window.key, deps.holder, deps.config.leaseTtlMs);
       if (lease === null) return false;
+      // Planned before another worker finished this window and its key was
+      // cleared (see clearCompleted): done already, nothing to replay.
+      if (await this.covers(window)) {
+        await this.complete(window, lease);
+        return false;
+      }
       keeper = new LeaseKeeper(lease, deps.leases, deps.config, (line) => {
         deps.log(`recovery of ${window.key}: ${line}`);
       });
@@ -255,7 +231,16 @@ export class RecoveryRunner {
       await deps.leases?.release(lease);
       return;
     }
-    await deps.leases?.complete(lease);
+    const leases = deps.leases;
+    if (leases === undefined || !(await leases.complete(lease))) return;
+    // Forgotten at once (see clearCompleted for why that is sound), or the
+    // store would hold every window of a pass until the next one begins. The
+    // key as a prefix may also name a longer completed key: as safe to forget.
+    try {
+      this.counts.leasesCleared += await leases.clearCompleted(window.key);
+    } catch (error) {
+      deps.log(`recovery of ${window.key}: clearing its completed lease failed: ${message(error)}`);
+    }
   }
 
   /** Whether the secondary's recorded coverage now holds every gap of the window. */
@@ -268,15 +253,23 @@ export class RecoveryRunner {
     return window.gaps.every((g) => covered.covers(g.start, g.end));
   }
 
-  private async unclaimed(windows: readonly RecoveryWindow[]): Promise<number> {
+  /**
+   * Forgets the completed keys of this worker's secondaries, before planning
+   * (each is also forgotten as soon as its window completes; this catches
+   * what another worker, or a crash or a failure between the two, left). A
+   * key is completed only once its window's coverage is in the durable tier,
+   * and it ends with the window's first missing offset, which is then
+   * covered for good: no plan made from now on names that key again. A plan
+   * made before (another worker's, mid-pass) may still claim it once it is
+   * free; `replay` finds it covered and completes it without replaying.
+   */
+  private async clearCompleted(): Promise<void> {
     const leases = this.deps.leases;
-    if (leases === undefined) return windows.length;
-    let n = 0;
-    for (const w of windows) {
-      const state = await leases.state(w.key);
-      if (state.kind !== 'held') n += 1;
+    if (leases === undefined) return;
+    for (const sink of this.deps.targets.keys()) {
+      // Sink ids cannot hold '/': the prefix names this sink's keys only.
+      this.counts.leasesCleared += await leases.clearCompleted(`${sink}/`);
     }
-    return n;
   }
 }
 
@@ -322,28 +315,6 @@ class LeaseKeeper {
       this.log(`renewing its lease failed: ${message(error)}`);
     }
   }
-}
-
-function floorKey(sink: SinkId, partition: SourcePartition): string {
-  return `${sink}\u0000${partitionKey(partition)}`;
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    // An abort during the pass has already fired: its listener would never
-    // run, and stop() would wait out a whole scan interval.
-    if (signal.aborted) {
-      resolve();
-      return;
-    }
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
 
 function message(error: unknown): string {

@@ -1,5 +1,6 @@
 import type { HeldPartition, SinkId, SourcePartition } from '@thalweg/connector-core';
-import { RangeSet, type CoverageStore, type CoveredRange } from '@thalweg/offset-store';
+import type { CoverageStore, CoveredRange } from '@thalweg/offset-store';
+import { coverageAgainst } from './coverage-report.js';
 
 /**
  * A bounded piece of one secondary's missing coverage in one partition: the
@@ -43,19 +44,20 @@ export async function planRecovery(
 ): Promise<RecoveryPlan> {
   const windows: RecoveryWindow[] = [];
   const lagBySink: Record<string, number> = {};
-  for (const sink of secondaries) lagBySink[sink] = 0;
-  for (const { partition: rawKey, spans } of rawHeld) {
-    const held = RangeSet.of(spans);
-    for (const sink of secondaries) {
-      const covered = await coverage.covered({ ...rawKey, sink });
-      const floor = liveFloor(sink, rawKey) ?? Number.POSITIVE_INFINITY;
+  // The lag is the coverage report's, to the record: every gap counts,
+  // including what the live lane still holds; windows leave that to it.
+  for (const { sink, partitions, lagRecords } of await coverageAgainst(
+    coverage,
+    rawHeld,
+    secondaries,
+  )) {
+    lagBySink[sink] = lagRecords;
+    for (const p of partitions) {
+      const floor =
+        liveFloor(sink, { topic: p.topic, partition: p.partition }) ?? Number.POSITIVE_INFINITY;
       const gaps: CoveredRange[] = [];
-      for (const r of held.ranges()) {
-        for (const gap of covered.gaps(r.start, r.end)) {
-          // The lag counts every gap; windows leave what the live lane still holds to it.
-          lagBySink[sink] = (lagBySink[sink] ?? 0) + gap.end - gap.start;
-          if (gap.start < floor) gaps.push({ start: gap.start, end: Math.min(gap.end, floor) });
-        }
+      for (const gap of p.gaps) {
+        if (gap.start < floor) gaps.push({ start: gap.start, end: Math.min(gap.end, floor) });
       }
       for (const window of cut(gaps, windowRecords)) {
         const records = window.reduce((n, g) => n + g.end - g.start, 0);
@@ -63,10 +65,10 @@ export async function planRecovery(
         if (first === undefined) continue;
         const cell = Math.floor(first.start / windowRecords);
         windows.push({
-          key: `${sink}/${rawKey.topic}/${rawKey.partition}/${cell}/${first.start}`,
+          key: `${sink}/${p.topic}/${p.partition}/${cell}/${first.start}`,
           sink,
-          topic: rawKey.topic,
-          partition: rawKey.partition,
+          topic: p.topic,
+          partition: p.partition,
           gaps: window,
           records,
         });

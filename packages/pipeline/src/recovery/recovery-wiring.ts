@@ -6,6 +6,7 @@ import {
   type Sink,
   type SinkId,
   type SourceBatch,
+  type SourcePartition,
 } from '@thalweg/connector-core';
 import type { CoverageStore } from '@thalweg/offset-store';
 import type { CoverageRecorder } from '../coverage-recorder.js';
@@ -13,6 +14,7 @@ import type { PipelineConfig } from '../pipeline-config.js';
 import type { QuarantineRouter } from '../quarantine-router.js';
 import { emptyReceipt, type SecondaryLane } from '../secondary-lane.js';
 import type { PipelineSpec } from '../topology.js';
+import { BacklogMeter } from './backlog-meter.js';
 import { RecoveryRunner } from './recovery-runner.js';
 import type { ReplayTarget } from './replay-window.js';
 
@@ -49,8 +51,19 @@ export interface RecoveryWiring {
   readonly log: (line: string) => void;
 }
 
-/** Recovery drives the same sinks and derivations; non-durable secondaries opted out of it. */
-export function openRecoveryRunner(w: RecoveryWiring): RecoveryRunner {
+/** What recovery repairs, and recovery itself when this process runs it (not in `ingest`). */
+export interface RecoveryParts {
+  readonly meter: BacklogMeter;
+  readonly runner: RecoveryRunner | null;
+  /** Where each repaired secondary's live lane may still deliver on its own (see planRecovery). */
+  readonly liveFloor: (sink: SinkId, partition: SourcePartition) => number | null;
+}
+
+/**
+ * Recovery drives the same sinks and derivations; non-durable secondaries
+ * opted out of it, and are left out of the backlog too (they never catch up).
+ */
+export function openRecovery(w: RecoveryWiring): RecoveryParts {
   const targets = new Map<SinkId, ReplayTarget<unknown>>();
   const laneOf = new Map<SinkId, SecondaryLane<unknown>>();
   w.sinks.forEach((sink, i) => {
@@ -61,11 +74,26 @@ export function openRecoveryRunner(w: RecoveryWiring): RecoveryRunner {
     if (lane !== undefined) laneOf.set(sink.descriptor.id, lane);
   });
   const config = w.config.recovery;
-  return new RecoveryRunner({
+  const meter = new BacklogMeter({
+    raw: w.raw,
+    coverage: w.coverage,
+    sinks: [...targets.keys()],
+    recorder: w.recorder,
+    leases: w.spec.leases,
+    windowRecords: config.windowRecords,
+    clock: w.clock,
+    log: w.log,
+  });
+  // In the recovery role there is no live lane; elsewhere, it owns what it holds.
+  const liveFloor = (sink: SinkId, partition: SourcePartition): number | null =>
+    config.role === 'recovery' ? null : (laneOf.get(sink)?.pendingFloor(partition) ?? null);
+  if (config.role === 'ingest') return { meter, runner: null, liveFloor };
+  const runner = new RecoveryRunner({
     raw: w.raw,
     coverage: w.coverage,
     targets,
     recorder: w.recorder,
+    meter,
     leases: w.spec.leases,
     holder: config.holder ?? `${hostname()}:${process.pid}`,
     config,
@@ -80,9 +108,37 @@ export function openRecoveryRunner(w: RecoveryWiring): RecoveryRunner {
         w.recorder.add(emptyReceipt(sink, span, durability.kind));
       }
     },
-    // In the recovery role there is no live lane; in both, it owns what it holds.
-    liveFloor: (sink, partition) =>
-      config.role === 'recovery' ? null : (laneOf.get(sink)?.pendingFloor(partition) ?? null),
+    liveFloor,
     log: w.log,
   });
+  return { meter, runner, liveFloor };
+}
+
+/**
+ * Runs recovery passes (see RecoveryRunner.run for `caughtUpEnds`) or, in
+ * the `ingest` role where no pass measures, samples the backlog every
+ * `scanEveryMs`, until `signal` aborts.
+ */
+export async function runRepair(
+  parts: RecoveryParts,
+  signal: AbortSignal,
+  scanEveryMs: number,
+  caughtUpEnds: () => boolean,
+): Promise<void> {
+  if (parts.runner === null) await parts.meter.run(signal, scanEveryMs, parts.liveFloor);
+  else await parts.runner.run(signal, caughtUpEnds);
+}
+
+/**
+ * The last measurement, at shutdown: with every lane drained and raw's
+ * holdings merged into the store, the backlog a stopped pipeline reports is
+ * exactly what `coverageReport` then reads from the store.
+ */
+export async function measureFinal(
+  parts: RecoveryParts,
+  raw: ReplayableSink<SourceBatch>,
+  coverage: CoverageStore,
+): Promise<void> {
+  await reconcileRawCoverage(raw, coverage);
+  await parts.meter.sample(() => null);
 }

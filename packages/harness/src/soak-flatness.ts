@@ -1,0 +1,73 @@
+/** One sample of what a long-running topology holds. */
+export interface SoakSample {
+  readonly soak: 'sample';
+  readonly t_s: number;
+  /** `ingest` while the source still produces; `catch-up` while recovery repairs what is left. */
+  readonly phase: 'ingest' | 'catch-up';
+  /** Records raw made durable so far. */
+  readonly records: number;
+  readonly rss_mb: number;
+  readonly heap_mb: number;
+  /** Open file descriptors of the process (/proc/self/fd). */
+  readonly fds: number;
+  /** Ranges the coverage store holds, over every destination. */
+  readonly coverage_ranges: number;
+  /** Log entries the coverage store holds (none where LevelDB is the only tier). */
+  readonly coverage_log: number;
+  /** Keys in the lease store, whatever their state. */
+  readonly lease_keys: number;
+  readonly lag: number;
+  readonly shed_records: number;
+  readonly replayed_records: number;
+}
+
+export type Measure = 'rss_mb' | 'fds' | 'coverage_ranges' | 'coverage_log' | 'lease_keys';
+
+/** How much a late sample may exceed the early ones: `early × (1 + ratio) + slack`. */
+export type Tolerances = Readonly<
+  Record<Measure, { readonly ratio: number; readonly slack: number }>
+>;
+
+export const DEFAULT_TOLERANCES: Tolerances = {
+  // The heap and allocator breathe; a leak of a few bytes per record over
+  // millions of records is far beyond this.
+  rss_mb: { ratio: 0.25, slack: 48 },
+  fds: { ratio: 0, slack: 4 },
+  // Gaps open and close as the lane sheds and recovery repairs them.
+  coverage_ranges: { ratio: 0.5, slack: 32 },
+  coverage_log: { ratio: 0, slack: 0 },
+  lease_keys: { ratio: 0.5, slack: 16 },
+};
+
+export interface Verdict {
+  readonly measure: Measure;
+  readonly early_max: number;
+  readonly late_max: number;
+  readonly bound: number;
+  readonly flat: boolean;
+}
+
+/**
+ * Whether each measure stayed flat after warm-up, over the `ingest` samples
+ * (the catch-up at the end is another regime: recovery alone, windows back
+ * to back): the first fifth is warm-up, the second fifth the early
+ * reference, the last fifth is compared with it. Needs ten samples at least.
+ */
+export function judgeFlat(all: readonly SoakSample[], tolerances: Tolerances): Verdict[] {
+  const samples = all.filter((s) => s.phase === 'ingest');
+  if (samples.length < 10) {
+    throw new Error(
+      `flatness needs at least 10 samples while ingesting, got ${samples.length}: lower --sample-ms`,
+    );
+  }
+  const fifth = Math.floor(samples.length / 5);
+  const early = samples.slice(fifth, 2 * fifth);
+  const late = samples.slice(samples.length - fifth);
+  return (Object.keys(tolerances) as Measure[]).map((measure) => {
+    const { ratio, slack } = tolerances[measure];
+    const earlyMax = Math.max(...early.map((s) => s[measure]));
+    const lateMax = Math.max(...late.map((s) => s[measure]));
+    const bound = earlyMax * (1 + ratio) + slack;
+    return { measure, early_max: earlyMax, late_max: lateMax, bound, flat: lateMax <= bound };
+  });
+}

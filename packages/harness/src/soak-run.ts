@@ -1,0 +1,173 @@
+import { readdirSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { sinkId } from '@thalweg/connector-core';
+import { InMemoryLeaseStore, LevelDbCoverage } from '@thalweg/offset-store';
+import { coverageReport, Pipeline, secondary } from '@thalweg/pipeline';
+import { RawSegmentSink } from '@thalweg/sink-files';
+import { DEFAULT_TOLERANCES, judgeFlat, type SoakSample, type Verdict } from './soak-flatness.js';
+import { SoakSecondary } from './soak-sink.js';
+import { SoakSource } from './soak-source.js';
+
+export interface SoakOptions {
+  /** Where raw and the coverage live; removed at the end unless `keep`. */
+  readonly dir: string;
+  readonly records: number;
+  readonly partitions: number;
+  readonly batchSize: number;
+  readonly payloadBytes: number;
+  readonly sampleMs: number;
+  /** Every this many submits the secondary stalls (its lane sheds); 0: never. */
+  readonly stallEvery: number;
+  readonly stallMs: number;
+  readonly keep: boolean;
+  /** Each sample and the result, as one JSON object per line. */
+  readonly emit: (line: string) => void;
+}
+
+export interface SoakResult {
+  readonly soak: 'result';
+  readonly records: number;
+  readonly elapsed_s: number;
+  readonly records_per_s: number;
+  readonly samples: number;
+  readonly shed_records: number;
+  readonly replayed_records: number;
+  readonly stalls: number;
+  readonly leases_cleared: number;
+  /** The secondary's lag in `coverageReport` after the run caught up: must be 0. */
+  readonly lag_after: number;
+  readonly raw_durable: number;
+  readonly verdicts: readonly Verdict[];
+  readonly flat: boolean;
+}
+
+const RAW = sinkId('raw');
+const SEC = sinkId('soak-secondary');
+
+/**
+ * The soak: raw segments on disk, a secondary whose lane sheds now and then,
+ * recovery on (role `both`, leased windows) and LevelDB as the only coverage
+ * tier, over `records` records. Samples what the process holds every
+ * `sampleMs` — RSS, open descriptors, the coverage store's ranges and log,
+ * the lease keys — and judges whether each stayed flat after warm-up.
+ */
+export async function runSoak(o: SoakOptions): Promise<SoakResult> {
+  const source = new SoakSource('soak', o.partitions, o.records, o.batchSize, o.payloadBytes);
+  const coverage = await LevelDbCoverage.open({
+    location: join(o.dir, 'coverage'),
+    sinks: [RAW, SEC],
+  });
+  const leases = new InMemoryLeaseStore();
+  let sink: SoakSecondary | undefined;
+  const pipeline = await Pipeline.open({
+    source,
+    coverage,
+    leases,
+    log: () => undefined,
+    config: {
+      maxBatchRecords: o.batchSize,
+      secondaries: { [SEC]: { maxQueuedBatches: 4 } },
+      recovery: { role: 'both', windowRecords: 20_000, scanEveryMs: 100 },
+    },
+    primaryRaw: (confirm) =>
+      RawSegmentSink.open({
+        id: RAW,
+        dir: join(o.dir, 'raw'),
+        cluster: source.cluster,
+        confirm,
+        log: () => undefined,
+      }),
+    secondaries: [
+      secondary({
+        open: (target) => (sink = new SoakSecondary(SEC, target, o.stallEvery, o.stallMs)),
+        derive: (batch) => ({ batch, quarantined: [] }),
+      }),
+    ],
+  });
+  const started = performance.now();
+  const samples: SoakSample[] = [];
+  let sampling = false;
+  const sample = async (): Promise<void> => {
+    if (sampling || pipeline.stats().state !== 'running') return;
+    sampling = true;
+    try {
+      const s = await measure(pipeline, coverage, leases, started, o.records);
+      samples.push(s);
+      o.emit(JSON.stringify(s));
+    } catch {
+      // The store closed under a sample at shutdown: that sample is not taken.
+    } finally {
+      sampling = false;
+    }
+  };
+  const timer = setInterval(() => void sample(), o.sampleMs);
+  let stats;
+  try {
+    stats = await pipeline.run({ untilCaughtUp: true });
+  } finally {
+    clearInterval(timer);
+  }
+  const elapsed = (performance.now() - started) / 1000;
+  const reopened = await LevelDbCoverage.open({
+    location: join(o.dir, 'coverage'),
+    sinks: [RAW, SEC],
+  });
+  let lagAfter: number;
+  try {
+    const report = await coverageReport(reopened, RAW, [SEC]);
+    lagAfter = report.find((s) => s.sink === SEC)?.lagRecords ?? -1;
+  } finally {
+    await reopened.close();
+  }
+  if (!o.keep) await rm(o.dir, { recursive: true, force: true });
+  const verdicts = judgeFlat(samples, DEFAULT_TOLERANCES);
+  const result: SoakResult = {
+    soak: 'result',
+    records: stats.source.records,
+    elapsed_s: round(elapsed),
+    records_per_s: Math.round(stats.source.records / elapsed),
+    samples: samples.length,
+    shed_records: stats.secondaries[0]?.shedRecords ?? 0,
+    replayed_records: stats.recovery?.recordsReplayed ?? 0,
+    stalls: sink?.stalls ?? 0,
+    leases_cleared: stats.recovery?.leasesCleared ?? 0,
+    lag_after: lagAfter,
+    raw_durable: stats.raw.durableRecords,
+    verdicts,
+    flat: verdicts.every((v) => v.flat),
+  };
+  o.emit(JSON.stringify(result));
+  return result;
+}
+
+async function measure(
+  pipeline: Pipeline,
+  coverage: LevelDbCoverage,
+  leases: InMemoryLeaseStore,
+  started: number,
+  total: number,
+): Promise<SoakSample> {
+  const d = await coverage.diagnostics();
+  const stats = pipeline.stats();
+  const memory = process.memoryUsage();
+  return {
+    soak: 'sample',
+    t_s: round((performance.now() - started) / 1000),
+    phase: stats.source.records < total ? 'ingest' : 'catch-up',
+    records: stats.raw.durableRecords,
+    rss_mb: round(memory.rss / 2 ** 20),
+    heap_mb: round(memory.heapUsed / 2 ** 20),
+    fds: readdirSync('/proc/self/fd').length,
+    coverage_ranges: d.destinations.reduce((n, k) => n + k.ranges, 0),
+    coverage_log: d.unflushedEntries,
+    lease_keys: (await leases.list('')).length,
+    lag: pipeline.backlog().maxLagRecords,
+    shed_records: stats.secondaries[0]?.shedRecords ?? 0,
+    replayed_records: stats.recovery?.recordsReplayed ?? 0,
+  };
+}
+
+function round(n: number): number {
+  return Math.round(n * 10) / 10;
+}
