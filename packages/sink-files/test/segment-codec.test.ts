@@ -30,9 +30,12 @@ function segmentOfVersion(version: unknown, batch: SourceBatch): Uint8Array {
 
 describe('segment codec', () => {
   it('writes the current version, and refuses to open a directory holding another, naming the file', async () => {
-    expect(SEGMENT_FORMAT_VERSION).toBe(2);
+    expect(SEGMENT_FORMAT_VERSION).toBe(3);
     const b = batchOf('t', 0, 0, 5);
-    const current = decodeSegment(segmentOfVersion(SEGMENT_FORMAT_VERSION, b), 'x');
+    const current = decodeSegment(
+      encodeSegment(CLUSTER, [{ span: b.span, batch: encodeRawBatch(CLUSTER, b) }]),
+      'x',
+    );
     expect(plain([current.batches[0]!.rows.record(0)])).toEqual(plain([b.records[0]!]));
     const dir = await tempDir();
     const file = join(dir, segmentName(0));
