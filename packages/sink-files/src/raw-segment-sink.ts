@@ -9,6 +9,7 @@ import {
   type SourcePartition,
 } from '@thalweg/connector-core';
 import { checkSubmission } from './batch-check.js';
+import { DirLock } from './dir-lock.js';
 import { RawSinkError } from './errors.js';
 import { InlineWriter } from './inline-writer.js';
 import {
@@ -87,6 +88,7 @@ export class RawSegmentSink implements ReplayableSink<SourceBatch> {
     private readonly options: ResolvedOptions,
     private readonly index: SegmentIndex,
     private readonly writer: SegmentWriter,
+    private readonly lock: DirLock,
   ) {
     this.descriptor = {
       id: options.id,
@@ -103,16 +105,27 @@ export class RawSegmentSink implements ReplayableSink<SourceBatch> {
    * deleted, every segment is indexed, and a damaged one fails the open with
    * its file named. Then starts the writer; in worker mode, open resolves
    * once the writer thread runs.
+   *
+   * The directory has one live writer (dir-lock.ts): a second open, in this
+   * process or another, is refused with TWG_RAW_DIR_LOCKED naming the
+   * holder, until the first is closed or its process is gone.
    */
   static async open(options: RawSegmentSinkOptions): Promise<RawSegmentSink> {
     const o = resolveOptions(options);
     for (const line of describeOptions(o)) o.log(`thalweg sink-files ${o.id}: ${line}`);
-    const { index, nextSequence } = await scanSegments(o);
-    const writer =
-      o.writer === 'worker'
-        ? await WorkerWriter.start(o, index, nextSequence)
-        : new InlineWriter(o, index, nextSequence);
-    return new RawSegmentSink(o, index, writer);
+    await o.fs.ensureDir(o.dir);
+    const lock = await DirLock.acquire(o.dir, 'raw segment sink');
+    try {
+      const { index, nextSequence } = await scanSegments(o);
+      const writer =
+        o.writer === 'worker'
+          ? await WorkerWriter.start(o, index, nextSequence)
+          : new InlineWriter(o, index, nextSequence);
+      return new RawSegmentSink(o, index, writer, lock);
+    } catch (error) {
+      await lock.release();
+      throw error;
+    }
   }
 
   /**
@@ -135,14 +148,21 @@ export class RawSegmentSink implements ReplayableSink<SourceBatch> {
     return this.writer.flush();
   }
 
-  /** Refuses further submits at once, flushes, stops the writer. Idempotent. */
+  /**
+   * Refuses further submits at once, flushes, stops the writer, and lets the
+   * directory go (its lock), also when the flush rejects. Idempotent.
+   */
   close(): Promise<void> {
     this.closed = true;
     this.closing ??= (async () => {
       try {
         await this.writer.flush();
       } finally {
-        await this.writer.end();
+        try {
+          await this.writer.end();
+        } finally {
+          await this.lock.release();
+        }
       }
     })();
     return this.closing;

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterEach } from 'vitest';
@@ -40,6 +40,11 @@ export async function tempDir(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'twg-sink-files-'));
   dirs.push(dir);
   return dir;
+}
+
+/** The entries of a raw directory other than its lock and manifest: segments, temp files, strangers. */
+export async function dataFiles(dir: string): Promise<string[]> {
+  return (await readdir(dir)).filter((n) => n !== 'writer.lock' && n !== 'raw.manifest').sort();
 }
 
 /** A record at `offset` with a deterministic value, a key unless `offset` is odd, headers on every third. */

@@ -1,4 +1,4 @@
-import { readdir, writeFile, readFile, truncate } from 'node:fs/promises';
+import { writeFile, readFile, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RawSinkEvent } from '../src/index.js';
@@ -13,6 +13,7 @@ import {
   recordingTarget,
   settled,
   tempDir,
+  dataFiles,
 } from './helpers.js';
 
 async function rejection(p: Promise<unknown>): Promise<RawSinkError> {
@@ -42,7 +43,7 @@ describe('RawSegmentSink write faults', () => {
       // The retry wrote under a new temp name; the first one is gone.
       const temps = fs.log.filter((l) => l.startsWith('create')).map((l) => l.split(' ')[1]);
       expect(new Set(temps).size).toBe(temps.length);
-      expect(await readdir(dir)).toEqual(['seg-0000000000000000.arrow']);
+      expect(await dataFiles(dir)).toEqual(['seg-0000000000000000.arrow']);
       expect(plain((await readAll(sink, 't', 0)).records)).toEqual(plain(b.records));
       await sink.close();
     });
@@ -80,7 +81,7 @@ describe('RawSegmentSink write faults', () => {
     expect(await rejection(sink.submit(queued, queued.span, anchor(queued)))).toBe(error);
     expect(await rejection(sink.flush())).toBe(error);
     expect(await rejection(sink.close())).toBe(error);
-    expect(await readdir(dir)).toEqual(['seg-0000000000000000.arrow']);
+    expect(await dataFiles(dir)).toEqual(['seg-0000000000000000.arrow']);
     // What was durable before the failure stays readable.
     expect((await readAll(sink, 't', 0)).records.map((r) => r.offset)).toEqual([0, 1, 2, 3, 4]);
   });
@@ -140,7 +141,7 @@ describe('RawSegmentSink crash leftovers', () => {
     await writeFile(join(dir, 'notes.txt'), 'not ours: left alone');
 
     const reopened = await openSink(dir);
-    expect((await readdir(dir)).sort()).toEqual(['notes.txt', 'seg-0000000000000000.arrow']);
+    expect(await dataFiles(dir)).toEqual(['notes.txt', 'seg-0000000000000000.arrow']);
     expect(plain((await readAll(reopened, 't', 0)).records)).toEqual(plain(b.records));
     await reopened.close();
   });
