@@ -138,7 +138,19 @@ export async function settled(p: Promise<unknown>): Promise<boolean> {
 }
 
 export type FsOp =
-  'create' | 'write' | 'sync' | 'close' | 'rename' | 'syncDir' | 'remove' | 'readFile';
+  | 'create'
+  | 'write'
+  | 'sync'
+  | 'close'
+  | 'rename'
+  | 'syncDir'
+  | 'remove'
+  | 'readFile'
+  | 'append'
+  | 'appendWrite'
+  | 'appendSync'
+  | 'truncate'
+  | 'size';
 
 interface Fault {
   readonly op: FsOp;
@@ -218,6 +230,33 @@ export class FaultyFs implements SegmentFs {
         await this.step('close', path);
       },
     };
+  };
+
+  /** The manifest's appends: their writes and syncs are ops of their own. */
+  append = async (path: string): Promise<SegmentFile> => {
+    await this.step('append', path);
+    const file = await nodeSegmentFs.append(path);
+    return {
+      write: async (chunks) => {
+        await this.step('appendWrite', path);
+        await file.write(chunks);
+      },
+      sync: async () => {
+        await this.step('appendSync', path);
+        await file.sync();
+      },
+      close: () => file.close(),
+    };
+  };
+
+  truncate = async (path: string, length: number) => {
+    await this.step('truncate', path);
+    await nodeSegmentFs.truncate(path, length);
+  };
+
+  size = async (path: string) => {
+    await this.step('size', path);
+    return nodeSegmentFs.size(path);
   };
 
   rename = async (from: string, to: string) => {

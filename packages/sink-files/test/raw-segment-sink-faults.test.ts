@@ -146,7 +146,7 @@ describe('RawSegmentSink crash leftovers', () => {
     await reopened.close();
   });
 
-  it('refuses to open over a truncated segment, naming the file', async () => {
+  it('refuses to open over a truncated segment, naming the file and the offsets it held', async () => {
     const dir = await tempDir();
     const sink = await openSink(dir);
     const b = batchOf('t', 0, 0, 50);
@@ -156,22 +156,28 @@ describe('RawSegmentSink crash leftovers', () => {
     const size = (await readFile(file)).byteLength;
     await truncate(file, size - 17);
     const error = await rejection(openSink(dir));
-    expect(error.code).toBe('TWG_RAW_SEGMENT_CORRUPT');
+    expect(error.code).toBe('TWG_RAW_SEGMENT_MISSING');
     expect(error.file).toBe(file);
+    expect(error.spans).toEqual([b.span]);
     expect(error.message).toContain(file);
+    expect(error.message).toContain('t/0 [0, 50)');
   });
 
-  it('refuses to open over a segment whose bytes were damaged, naming the file', async () => {
+  it('opens over a segment damaged in place (open reads no segment) and refuses its read, naming the file', async () => {
     const dir = await tempDir();
     const sink = await openSink(dir);
     const b = batchOf('t', 0, 0, 50);
     await sink.submit(b, b.span, anchor(b));
     await sink.close();
     const file = join(dir, 'seg-0000000000000000.arrow');
-    await writeFile(file, Buffer.from('ARROW1\0\0 this is not a segment at all ARROW1'));
-    const error = await rejection(openSink(dir));
-    expect(error.code).toBe('TWG_RAW_SEGMENT_CORRUPT');
+    const size = (await readFile(file)).byteLength;
+    await writeFile(file, Buffer.alloc(size, 'x'));
+    const reopened = await openSink(dir);
+    const error = await rejection(readAll(reopened, 't', 0));
+    expect(error.code).toBe('TWG_RAW_CHECKSUM_MISMATCH');
     expect(error.message).toContain(file);
+    expect(error.spans).toEqual([b.span]);
+    await reopened.close();
   });
 
   it('refuses to open a directory written for another cluster', async () => {
@@ -182,6 +188,6 @@ describe('RawSegmentSink crash leftovers', () => {
     await sink.close();
     const error = await rejection(openSink(dir, { cluster: 'cluster-b' }));
     expect(error.message).toContain('cluster');
-    expect(error.file).toBe(join(dir, 'seg-0000000000000000.arrow'));
+    expect(error.message).toContain(join(dir, 'raw.manifest'));
   });
 });
