@@ -6,3 +6,8 @@ export * from './segment-codec.js';
 export * from './segment-name.js';
 export * from './raw-segment-sink.js';
 export type { PackedBatch } from './packed-batch.js';
+export * from './raw-verify.js';
+export * from './raw-repair.js';
+export { MANIFEST_FILE } from './raw-manifest.js';
+export { LOCK_FILE } from './dir-lock.js';
+export type { SegmentLayout, BatchLayout } from './segment-layout.js';
