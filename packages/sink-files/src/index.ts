@@ -11,3 +11,4 @@ export * from './raw-repair.js';
 export { MANIFEST_FILE } from './raw-manifest.js';
 export { LOCK_FILE } from './dir-lock.js';
 export type { SegmentLayout, BatchLayout } from './segment-layout.js';
+export { CHECKSUM_ALGORITHM } from './checksum.js';
