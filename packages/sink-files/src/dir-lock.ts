@@ -83,7 +83,6 @@ export class DirLock {
     throw new RawSinkError(
       'TWG_RAW_DIR_LOCKED',
       `could not take the lock ${path} after 5 attempts: other openers keep racing for it`,
-      { file: path },
     );
   }
 
@@ -106,8 +105,8 @@ function locked(dir: string, what: string, held: LockHolder): RawSinkError {
     'TWG_RAW_DIR_LOCKED',
     `${dir} has a live ${what} already: pid ${held.pid} on host ${held.host}` +
       `${self ? ' (this process)' : ''}, since ${held.since}. One writer per directory: ` +
-      'stop that one first (a holder that is gone, even by SIGKILL, is taken over by itself)',
-    { file: join(dir, LOCK_FILE) },
+      `stop that one first (${join(dir, LOCK_FILE)} names it; a holder that is gone, even by ` +
+      'SIGKILL, is taken over by the next open)',
   );
 }
 
