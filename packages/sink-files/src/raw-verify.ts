@@ -171,20 +171,21 @@ async function segmentDamage(
       },
     ];
   }
-  const found: RawDamage[] = [...layoutDamage(bytes, entry.layout, spans)].map((d) => ({
-    code: 'TWG_RAW_CHECKSUM_MISMATCH',
-    file,
-    position: d.position,
-    spans: d.spans,
-    reason: d.reason,
-  }));
-  if (found.length > 0) return found;
   try {
+    // Checks every byte against the layout, then parses: one checksum pass when sound.
     decodeSegment(bytes, file, { layout: entry.layout, spans });
+    return [];
   } catch (error) {
-    return [asDamage(error, file, spans)];
+    // Damaged: every region that fails its checksum, or else what the parse found.
+    const regions: RawDamage[] = [...layoutDamage(bytes, entry.layout, spans)].map((d) => ({
+      code: 'TWG_RAW_CHECKSUM_MISMATCH',
+      file,
+      position: d.position,
+      spans: d.spans,
+      reason: d.reason,
+    }));
+    return regions.length > 0 ? regions : [asDamage(error, file, spans)];
   }
-  return [];
 }
 
 function asDamage(error: unknown, file: string, spans: readonly OffsetSpan[]): RawDamage {
