@@ -20,6 +20,12 @@
 // One more worker line builds each batch just before submitting it
 // (source: fresh); its records/s includes that building.
 //
+// The checksums' cost (ADR 0014): one more worker line, the same runs with
+// and without CRC32C, interleaved; verify_mb_per_s is a verified read of
+// what the checked run wrote (every byte against its checksum, then every
+// segment decoded and checked), thalweg raw verify's path. Then raw-open:
+// see raw-open.ts (`--raw-open-mb N`, default 1024).
+//
 // Per record:
 // - submit_ns: wall time in the synchronous part of `submit` (check, pack,
 //   hand-over), what the source's thread waits for raw;
@@ -37,7 +43,13 @@ import {
   type SourceBatch,
   type SourceRecord,
 } from '@thalweg/connector-core';
-import { RawSegmentSink, type RawWriterMode } from '@thalweg/sink-files';
+import {
+  CHECKSUM_ALGORITHM,
+  checkRaw,
+  RawSegmentSink,
+  type RawWriterMode,
+} from '@thalweg/sink-files';
+import { rawOpenBench } from './raw-open.js';
 
 const RECORDS = 200_000;
 const RECORD_BYTES = 256;
@@ -110,17 +122,27 @@ async function submitAll(sink: RawSegmentSink, source: Source, serial: boolean) 
   return { records, inSubmit };
 }
 
-async function run(warmup: Source, data: Source, writer: RawWriterMode, serial: boolean) {
+async function run(
+  warmup: Source,
+  data: Source,
+  writer: RawWriterMode,
+  serial: boolean,
+  checksums = true,
+  verify = false,
+) {
   const dir = await mkdtemp(join(tmpdir(), 'twg-sink-files-bench-'));
   try {
-    const sink = await RawSegmentSink.open({
-      id: sinkId('bench'),
-      dir,
-      cluster: 'bench',
-      writer,
-      confirm: { apply: async () => undefined },
-      log: () => undefined,
-    });
+    const sink = await RawSegmentSink.open(
+      {
+        id: sinkId('bench'),
+        dir,
+        cluster: 'bench',
+        writer,
+        confirm: { apply: async () => undefined },
+        log: () => undefined,
+      },
+      { checksums },
+    );
     await submitAll(sink, warmup, serial);
     await sink.flush();
     // The warm-up's garbage is collected now, not inside the timed run
@@ -135,7 +157,19 @@ async function run(warmup: Source, data: Source, writer: RawWriterMode, serial: 
     const cpuEnd = threadCpu();
     const stats = sink.stats();
     const segments = stats.segmentsWritten - before.segmentsWritten;
+    // A verified read of everything written: every byte against its checksum, then decoded.
+    let verifyMbPerS: number | null = null;
+    if (verify) {
+      const verifyStart = performance.now();
+      const check = await checkRaw(dir, { checksums: true });
+      if (check.damage.length > 0)
+        throw new Error(`bench raw is damaged: ${check.damage[0]?.reason}`);
+      verifyMbPerS = Number(
+        (check.bytes / 1e6 / ((performance.now() - verifyStart) / 1000)).toFixed(0),
+      );
+    }
     return {
+      ...(verify ? { verify_mb_per_s: verifyMbPerS } : {}),
       records_per_s: Math.round(records / seconds),
       mb_per_s: Number(((records * RECORD_BYTES) / 1e6 / seconds).toFixed(1)),
       submit_ns_per_record: Math.round((inSubmit * 1e6) / records),
@@ -188,4 +222,37 @@ for (const [writer, source, batches] of pipelined) {
     baseline_records_per_s: serial.records_per_s,
     ratio: Number((piped.records_per_s / serial.records_per_s).toFixed(2)),
   });
+}
+
+// What the checksums cost: the worker writer with and without them, runs
+// interleaved (checked, unchecked, …) so a noisy neighbour hits both alike.
+const checked = [];
+const unchecked = [];
+for (let i = 0; i < RUNS; i++) {
+  checked.push(await run(warmup, data, 'worker', false, true, true));
+  unchecked.push(await run(warmup, data, 'worker', false, false));
+}
+const mid = <T extends { records_per_s: number }>(xs: T[]) =>
+  xs.sort((a, b) => a.records_per_s - b.records_per_s)[Math.floor(xs.length / 2)] as T;
+const withSums = mid(checked);
+const without = mid(unchecked);
+emit({
+  ...common,
+  mode: 'pipelined-worker',
+  checksum: CHECKSUM_ALGORITHM,
+  records_per_s: withSums.records_per_s,
+  unchecked_records_per_s: without.records_per_s,
+  ratio_to_unchecked: Number((withSums.records_per_s / without.records_per_s).toFixed(2)),
+  verify_mb_per_s: withSums.verify_mb_per_s,
+});
+
+emit(await rawOpenBench(rawOpenMb()));
+
+/** `--raw-open-mb N` (default 1024): how much raw the open benchmark writes first. */
+function rawOpenMb(): number {
+  const at = process.argv.indexOf('--raw-open-mb');
+  const value = at === -1 ? 1024 : Number(process.argv[at + 1]);
+  if (!Number.isFinite(value) || value <= 0)
+    throw new Error('--raw-open-mb takes a positive number');
+  return value;
 }

@@ -1,6 +1,7 @@
 import type { Confirm, OffsetSpan } from '@thalweg/connector-core';
 import type { RawSinkEvent, ResolvedOptions } from './options.js';
 import type { SegmentIndex } from './segment-index.js';
+import type { SegmentLayout } from './segment-layout.js';
 
 /** A batch accepted by `submit`, waiting for its segment to become durable. */
 export interface Accepted {
@@ -57,19 +58,20 @@ export class AckLane {
 
   /**
    * The segment `file` holding `burst` is durable (written, fsynced, renamed,
-   * its directory fsynced): index it, so reads see it, then confirm each
+   * its directory fsynced, its manifest line fsynced): index it, so reads see it, then confirm each
    * batch in submission order. Never call this earlier.
    */
   async durable(
     file: string,
     sequence: number,
-    bytes: number,
+    layout: SegmentLayout,
     burst: readonly Accepted[],
   ): Promise<void> {
+    const bytes = layout.bytes;
     this.index.add(
       file,
       sequence,
-      bytes,
+      layout,
       burst.map((a) => ({ span: a.span, records: a.records })),
     );
     const c = this.counts;

@@ -3,11 +3,13 @@ import type { Confirm, SourceBatch } from '@thalweg/connector-core';
 import { AckLane, type Accepted, type LaneCounts } from './ack-lane.js';
 import { BatchPacker } from './batch-packer.js';
 import { BufferPool } from './buffer-pool.js';
-import { writeSegmentDurably } from './durable-write.js';
+
 import { RawSinkError, reasonOf } from './errors.js';
 import { pooledBytes, type ResolvedOptions } from './options.js';
 import type { PackedBatch } from './packed-batch.js';
-import { packedSegmentChunks } from './segment-codec.js';
+import type { ManifestAppender } from './raw-manifest.js';
+import { commitSegment } from './segment-commit.js';
+import { packedSegmentChunks, type SegmentChunks } from './segment-codec.js';
 import type { SegmentIndex } from './segment-index.js';
 import { segmentName } from './segment-name.js';
 import type { SegmentWriter } from './segment-writer.js';
@@ -40,6 +42,8 @@ export class InlineWriter implements SegmentWriter {
     private readonly o: ResolvedOptions,
     index: SegmentIndex,
     private nextSequence: number,
+    private readonly manifest: ManifestAppender,
+    private readonly checksums = true,
   ) {
     this.queue = new SubmitQueue(o.maxQueuedBatches, o.maxQueuedBytes);
     this.pool = new BufferPool(pooledBytes(o));
@@ -78,6 +82,7 @@ export class InlineWriter implements SegmentWriter {
   async end(): Promise<void> {
     this.queue.end();
     await this.done;
+    await this.manifest.close();
   }
 
   get failed(): Error | null {
@@ -98,23 +103,25 @@ export class InlineWriter implements SegmentWriter {
       if (burst === null) return;
       const sequence = this.nextSequence++;
       const name = segmentName(sequence);
-      let bytes: number;
+      let segment: SegmentChunks;
       try {
-        const segment = packedSegmentChunks(
+        segment = packedSegmentChunks(
           this.o.cluster,
           burst.map((q) => q.packed),
+          this.checksums,
         );
-        bytes = segment.bytes;
-        await writeSegmentDurably(
+        await commitSegment(
           {
             fs: this.o.fs,
             dir: this.o.dir,
             retry: this.o.retry,
             onRetry: (file, attempt, error) => this.ack.retried(file, attempt, error),
           },
+          this.manifest,
           sequence,
           name,
-          segment.chunks,
+          segment,
+          burst.map((q) => ({ span: q.packed.span, records: q.packed.count })),
         );
       } catch (error) {
         this.fail(
@@ -131,7 +138,7 @@ export class InlineWriter implements SegmentWriter {
       }
       // Written: the chunks viewing the packed buffers are done with them.
       for (const q of burst) this.pool.give(q.packed.buffer);
-      await this.ack.durable(name, sequence, bytes, burst);
+      await this.ack.durable(name, sequence, segment.layout, burst);
     }
   }
 

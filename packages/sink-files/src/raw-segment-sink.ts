@@ -9,6 +9,7 @@ import {
   type SourcePartition,
 } from '@thalweg/connector-core';
 import { checkSubmission } from './batch-check.js';
+import { DirLock } from './dir-lock.js';
 import { RawSinkError } from './errors.js';
 import { InlineWriter } from './inline-writer.js';
 import {
@@ -17,6 +18,7 @@ import {
   type RawSegmentSinkOptions,
   type ResolvedOptions,
 } from './options.js';
+import { MANIFEST_FILE, ManifestAppender } from './raw-manifest.js';
 import { decodeSegment } from './segment-codec.js';
 import type { SegmentIndex } from './segment-index.js';
 import { scanSegments } from './segment-scan.js';
@@ -87,6 +89,7 @@ export class RawSegmentSink implements ReplayableSink<SourceBatch> {
     private readonly options: ResolvedOptions,
     private readonly index: SegmentIndex,
     private readonly writer: SegmentWriter,
+    private readonly lock: DirLock,
   ) {
     this.descriptor = {
       id: options.id,
@@ -99,20 +102,43 @@ export class RawSegmentSink implements ReplayableSink<SourceBatch> {
 
   /**
    * Validates the options (a ConfigError names the field), logs every
-   * setting, then scans the directory (segment-scan.ts): crash leftovers are
-   * deleted, every segment is indexed, and a damaged one fails the open with
-   * its file named. Then starts the writer; in worker mode, open resolves
+   * setting, then reads the directory's manifest (segment-scan.ts): every
+   * segment it lists is indexed without being read, a listed segment that is
+   * missing or truncated fails the open naming the offset range it held, and
+   * crash leftovers (never confirmed) are deleted. Then starts the writer; in worker mode, open resolves
    * once the writer thread runs.
+   *
+   * The directory has one live writer (dir-lock.ts): a second open, in this
+   * process or another, is refused with TWG_RAW_DIR_LOCKED naming the
+   * holder, until the first is closed or its process is gone.
    */
-  static async open(options: RawSegmentSinkOptions): Promise<RawSegmentSink> {
+  static async open(
+    options: RawSegmentSinkOptions,
+    /** Benchmarks only: `checksums: false` is the unchecked baseline, whose segments fail every read. */
+    tuning: { readonly checksums?: boolean } = {},
+  ): Promise<RawSegmentSink> {
+    const checksums = tuning.checksums ?? true;
     const o = resolveOptions(options);
     for (const line of describeOptions(o)) o.log(`thalweg sink-files ${o.id}: ${line}`);
-    const { index, nextSequence } = await scanSegments(o);
-    const writer =
-      o.writer === 'worker'
-        ? await WorkerWriter.start(o, index, nextSequence)
-        : new InlineWriter(o, index, nextSequence);
-    return new RawSegmentSink(o, index, writer);
+    await o.fs.ensureDir(o.dir);
+    const lock = await DirLock.acquire(o.dir, 'raw segment sink');
+    try {
+      const { index, nextSequence } = await scanSegments(o);
+      const writer =
+        o.writer === 'worker'
+          ? await WorkerWriter.start(o, index, nextSequence, checksums)
+          : new InlineWriter(
+              o,
+              index,
+              nextSequence,
+              await ManifestAppender.open(o.fs, join(o.dir, MANIFEST_FILE)),
+              checksums,
+            );
+      return new RawSegmentSink(o, index, writer, lock);
+    } catch (error) {
+      await lock.release();
+      throw error;
+    }
   }
 
   /**
@@ -135,14 +161,21 @@ export class RawSegmentSink implements ReplayableSink<SourceBatch> {
     return this.writer.flush();
   }
 
-  /** Refuses further submits at once, flushes, stops the writer. Idempotent. */
+  /**
+   * Refuses further submits at once, flushes, stops the writer, and lets the
+   * directory go (its lock), also when the flush rejects. Idempotent.
+   */
   close(): Promise<void> {
     this.closed = true;
     this.closing ??= (async () => {
       try {
         await this.writer.flush();
       } finally {
-        await this.writer.end();
+        try {
+          await this.writer.end();
+        } finally {
+          await this.lock.release();
+        }
       }
     })();
     return this.closing;
@@ -152,8 +185,10 @@ export class RawSegmentSink implements ReplayableSink<SourceBatch> {
    * Every durable record of the span's partition in `[start, end)`, ascending,
    * each offset once, in batches of at most `readChunkRecords` records whose
    * spans tile raw's durable runs (span-reader.ts). Only segments whose
-   * batches overlap the span are opened; a damaged one, or two copies of an
-   * offset whose content differs, fails the read with the file named.
+   * batches overlap the span are opened, and each is checked against the
+   * checksums written with it before it is parsed: a damaged one
+   * (TWG_RAW_CHECKSUM_MISMATCH, naming the file, the byte and the offsets),
+   * or two copies of an offset whose content differs, fails the read.
    */
   async *read(
     span: OffsetSpan,
@@ -167,7 +202,8 @@ export class RawSegmentSink implements ReplayableSink<SourceBatch> {
       runs: this.index.runs(s, s.start, s.end),
       load: async (segment) => {
         const path = join(this.options.dir, segment.file);
-        return decodeSegment(await this.options.fs.readFile(path), path);
+        const expected = { layout: segment.layout, spans: segment.batches.map((b) => b.span) };
+        return decodeSegment(await this.options.fs.readFile(path), path, expected);
       },
       chunkRecords: this.options.readChunkRecords,
       signal,

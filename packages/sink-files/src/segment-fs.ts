@@ -1,4 +1,13 @@
-import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import {
+  mkdir,
+  open,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  stat,
+  type FileHandle,
+} from 'node:fs/promises';
 import { dirname } from 'node:path';
 
 /** A file being written: the steps of flush-close durability, one call each. */
@@ -28,6 +37,12 @@ export interface SegmentFs {
   readFile(path: string): Promise<Uint8Array>;
   /** Creates `path`, failing if it exists. */
   create(path: string): Promise<SegmentFile>;
+  /** Opens `path` for appending, creating it when missing; `write` appends. */
+  append(path: string): Promise<SegmentFile>;
+  /** Cuts `path` to `length` bytes and makes that durable. */
+  truncate(path: string, length: number): Promise<void>;
+  /** The size of `path` in bytes, or null when there is no such file. */
+  size(path: string): Promise<number | null>;
   /** Atomically replaces `to` with `from`. */
   rename(from: string, to: string): Promise<void>;
   /** fsync of a directory: the entries created, renamed or removed in it are durable. */
@@ -50,27 +65,46 @@ export const nodeSegmentFs: SegmentFs = {
   },
   list: (dir) => readdir(dir),
   readFile: async (path) => readFile(path),
-  async create(path) {
-    const handle = await open(path, 'wx');
-    return {
-      async write(chunks) {
-        let expected = 0;
-        for (const chunk of chunks) expected += chunk.byteLength;
-        // libuv writes every buffer (in groups of IOV_MAX, resuming after
-        // short writes); a shortfall left over is an error, and retried.
-        const { bytesWritten } = await handle.writev(chunks);
-        if (bytesWritten !== expected) {
-          throw new Error(`wrote ${bytesWritten} of ${expected} bytes`);
-        }
-      },
-      sync: () => handle.sync(),
-      close: () => handle.close(),
-    };
+  create: async (path) => fileOf(await open(path, 'wx')),
+  append: async (path) => fileOf(await open(path, 'a')),
+  async truncate(path, length) {
+    const handle = await open(path, 'r+');
+    try {
+      await handle.truncate(length);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  },
+  async size(path) {
+    try {
+      return (await stat(path)).size;
+    } catch (error) {
+      if ((error as { code?: unknown }).code === 'ENOENT') return null;
+      throw error;
+    }
   },
   rename: (from, to) => rename(from, to),
   syncDir: syncDirectory,
   remove: (path) => rm(path, { force: true }),
 };
+
+function fileOf(handle: FileHandle): SegmentFile {
+  return {
+    async write(chunks) {
+      let expected = 0;
+      for (const chunk of chunks) expected += chunk.byteLength;
+      // libuv writes every buffer (in groups of IOV_MAX, resuming after
+      // short writes); a shortfall left over is an error, and retried.
+      const { bytesWritten } = await handle.writev(chunks);
+      if (bytesWritten !== expected) {
+        throw new Error(`wrote ${bytesWritten} of ${expected} bytes`);
+      }
+    },
+    sync: () => handle.sync(),
+    close: () => handle.close(),
+  };
+}
 
 async function syncDirectory(dir: string): Promise<void> {
   const handle = await open(dir, 'r');

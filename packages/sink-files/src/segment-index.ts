@@ -1,5 +1,6 @@
 import { partitionKey, type OffsetSpan, type SourcePartition } from '@thalweg/connector-core';
 import { OffsetRuns } from './offset-runs.js';
+import type { SegmentLayout } from './segment-layout.js';
 
 /** One source batch inside a durable segment. */
 export interface IndexedBatch {
@@ -16,6 +17,8 @@ export interface IndexedSegment {
   readonly file: string;
   readonly sequence: number;
   readonly bytes: number;
+  /** Where its bytes lie and their checksums: every read checks the file against it. */
+  readonly layout: SegmentLayout;
   readonly batches: readonly IndexedBatch[];
 }
 
@@ -27,7 +30,7 @@ interface PartitionEntry {
 
 /**
  * What raw holds, in memory: segments -> batches -> spans, per partition,
- * built by scanning the directory on open and extended after every durable
+ * built from the directory manifest on open and extended after every durable
  * write (never before: the index shows only what a confirmation could
  * already have been given for). Reads consult it to open only the segments
  * whose batches overlap the requested span.
@@ -39,11 +42,17 @@ export class SegmentIndex {
   add(
     file: string,
     sequence: number,
-    bytes: number,
+    layout: SegmentLayout,
     batches: readonly Omit<IndexedBatch, 'segment' | 'position'>[],
   ): IndexedSegment {
     const indexed: IndexedBatch[] = [];
-    const segment: IndexedSegment = { file, sequence, bytes, batches: indexed };
+    const segment: IndexedSegment = {
+      file,
+      sequence,
+      bytes: layout.bytes,
+      layout,
+      batches: indexed,
+    };
     batches.forEach((b, position) => indexed.push({ ...b, segment, position }));
     this.segmentList.push(segment);
     for (const batch of indexed) {

@@ -4,9 +4,9 @@
  * receives packed batches in submission order, group-commits everything
  * queued (up to the segment bounds) into one segment, encodes it (the
  * envelopes are views into the transferred buffers), makes it durable
- * exactly as the inline writer does (durable-write.ts: temp file, fsync,
- * close, rename, directory fsync, whole-segment retries with backoff), and
- * only then reports it. It never confirms anything itself: the sink's
+ * exactly as the inline writer does (segment-commit.ts: temp file, fsync,
+ * close, rename, directory fsync, whole-segment retries with backoff, then
+ * its manifest line, fsynced), and only then reports it. It never confirms anything itself: the sink's
  * thread does, on the report. The segment is written as the IPC writer's
  * chunks, views into the batches' buffers, which go back once it is
  * written, for the next batches to be packed into.
@@ -16,10 +16,12 @@
  */
 import { join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
-import { writeSegmentDurably } from './durable-write.js';
+
 import { RawSinkError, reasonOf } from './errors.js';
 import type { PackedBatch } from './packed-batch.js';
-import { packedSegmentChunks } from './segment-codec.js';
+import { MANIFEST_FILE, ManifestAppender } from './raw-manifest.js';
+import { commitSegment } from './segment-commit.js';
+import { packedSegmentChunks, type SegmentChunks } from './segment-codec.js';
 import { nodeSegmentFs } from './segment-fs.js';
 import { segmentName } from './segment-name.js';
 import { SubmitQueue } from './submit-queue.js';
@@ -61,18 +63,19 @@ post({ type: 'ready', protocol: WORKER_PROTOCOL });
 
 async function run(): Promise<void> {
   let sequence = init.nextSequence;
+  const manifest = await ManifestAppender.open(nodeSegmentFs, join(init.dir, MANIFEST_FILE));
   for (;;) {
     const burst = await queue.take(init.maxBatchesPerSegment, init.maxSegmentBytes);
     if (burst === null) break;
     const name = segmentName(sequence);
-    let bytes: number;
+    let segment: SegmentChunks;
     try {
-      const segment = packedSegmentChunks(
+      segment = packedSegmentChunks(
         init.cluster,
         burst.map((q) => q.packed),
+        init.checksums,
       );
-      bytes = segment.bytes;
-      await writeSegmentDurably(
+      await commitSegment(
         {
           fs: nodeSegmentFs,
           dir: init.dir,
@@ -80,9 +83,11 @@ async function run(): Promise<void> {
           onRetry: (file, attempt, error) =>
             post({ type: 'retry', file, attempt, error: reasonOf(error) }),
         },
+        manifest,
         sequence,
         name,
-        segment.chunks,
+        segment,
+        burst.map((q) => ({ span: q.packed.span, records: q.packed.count })),
       );
     } catch (error) {
       const cause = error instanceof RawSinkError ? error.cause : error;
@@ -92,15 +97,17 @@ async function run(): Promise<void> {
         reason: error instanceof RawSinkError ? error.reason : reasonOf(error),
         cause: reasonOf(cause),
       });
+      await manifest.close().catch(() => undefined);
       return;
     }
     // Written: the chunks viewing the buffers are done with them.
     const buffers = burst.map((q) => q.packed.buffer);
     port.postMessage({ type: 'recycle', buffers } satisfies FromWorker, buffers);
-    post({ type: 'durable', file: name, sequence, bytes, batches: burst.length });
+    post({ type: 'durable', file: name, sequence, layout: segment.layout, batches: burst.length });
     sequence++;
   }
   // Ended and drained: closing the port lets the thread exit (code 0).
+  await manifest.close();
   port.close();
 }
 

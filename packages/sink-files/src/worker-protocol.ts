@@ -1,5 +1,6 @@
 import type { RetryPolicy } from './backoff.js';
 import type { PackedBatch } from './packed-batch.js';
+import type { SegmentLayout } from './segment-layout.js';
 
 /**
  * The messages between `WorkerWriter` (the sink's thread) and
@@ -8,7 +9,7 @@ import type { PackedBatch } from './packed-batch.js';
  * `dist/`, and a worker of another build is refused at open instead of
  * misreading batches.
  */
-export const WORKER_PROTOCOL = 1;
+export const WORKER_PROTOCOL = 2;
 
 /** `workerData` of the writer thread. */
 export interface WorkerInit {
@@ -22,6 +23,8 @@ export interface WorkerInit {
   readonly maxBatchesPerSegment: number;
   /** The sequence of the first segment this writer writes. */
   readonly nextSequence: number;
+  /** False only for the benchmark's unchecked baseline (segment-codec.ts). */
+  readonly checksums: boolean;
 }
 
 export type ToWorker =
@@ -40,14 +43,15 @@ export type FromWorker =
    */
   | { readonly type: 'recycle'; readonly buffers: readonly ArrayBuffer[] }
   /**
-   * Segment `file` (a name in the directory) is durable and holds the next
-   * `batches` batches sent, in order.
+   * Segment `file` (a name in the directory) is durable, listed in the
+   * manifest with `layout`, and holds the next `batches` batches sent, in
+   * order.
    */
   | {
       readonly type: 'durable';
       readonly file: string;
       readonly sequence: number;
-      readonly bytes: number;
+      readonly layout: SegmentLayout;
       readonly batches: number;
     }
   /** Attempt `attempt` of segment `file` (a path) failed and will be retried. */

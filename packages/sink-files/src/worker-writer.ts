@@ -114,6 +114,7 @@ export class WorkerWriter implements SegmentWriter {
     o: ResolvedOptions,
     index: SegmentIndex,
     nextSequence: number,
+    checksums = true,
   ): Promise<WorkerWriter> {
     const entry = segmentWorkerEntry();
     if (!segmentWorkerEntryExists(entry)) {
@@ -131,6 +132,7 @@ export class WorkerWriter implements SegmentWriter {
       maxSegmentBytes: o.maxSegmentBytes,
       maxBatchesPerSegment: o.maxBatchesPerSegment,
       nextSequence,
+      checksums,
     };
     let worker: Worker | null = null;
     try {
@@ -237,7 +239,7 @@ export class WorkerWriter implements SegmentWriter {
         if (this.outstanding.length === 0 && !this.ending) this.worker.unref();
         this.window.leave(burst.length, bytes);
         this.acking = this.acking
-          .then(() => this.ack.durable(message.file, message.sequence, message.bytes, burst))
+          .then(() => this.ack.durable(message.file, message.sequence, message.layout, burst))
           .catch((error: unknown) => {
             // A bug here must fail the sink loudly, not leave flushes hanging.
             this.fail(

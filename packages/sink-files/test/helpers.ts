@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterEach } from 'vitest';
@@ -40,6 +40,11 @@ export async function tempDir(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'twg-sink-files-'));
   dirs.push(dir);
   return dir;
+}
+
+/** The entries of a raw directory other than its lock and manifest: segments, temp files, strangers. */
+export async function dataFiles(dir: string): Promise<string[]> {
+  return (await readdir(dir)).filter((n) => n !== 'writer.lock' && n !== 'raw.manifest').sort();
 }
 
 /** A record at `offset` with a deterministic value, a key unless `offset` is odd, headers on every third. */
@@ -140,7 +145,19 @@ export async function settled(p: Promise<unknown>): Promise<boolean> {
 }
 
 export type FsOp =
-  'create' | 'write' | 'sync' | 'close' | 'rename' | 'syncDir' | 'remove' | 'readFile';
+  | 'create'
+  | 'write'
+  | 'sync'
+  | 'close'
+  | 'rename'
+  | 'syncDir'
+  | 'remove'
+  | 'readFile'
+  | 'append'
+  | 'appendWrite'
+  | 'appendSync'
+  | 'truncate'
+  | 'size';
 
 interface Fault {
   readonly op: FsOp;
@@ -220,6 +237,33 @@ export class FaultyFs implements SegmentFs {
         await this.step('close', path);
       },
     };
+  };
+
+  /** The manifest's appends: their writes and syncs are ops of their own. */
+  append = async (path: string): Promise<SegmentFile> => {
+    await this.step('append', path);
+    const file = await nodeSegmentFs.append(path);
+    return {
+      write: async (chunks) => {
+        await this.step('appendWrite', path);
+        await file.write(chunks);
+      },
+      sync: async () => {
+        await this.step('appendSync', path);
+        await file.sync();
+      },
+      close: () => file.close(),
+    };
+  };
+
+  truncate = async (path: string, length: number) => {
+    await this.step('truncate', path);
+    await nodeSegmentFs.truncate(path, length);
+  };
+
+  size = async (path: string) => {
+    await this.step('size', path);
+    return nodeSegmentFs.size(path);
   };
 
   rename = async (from: string, to: string) => {

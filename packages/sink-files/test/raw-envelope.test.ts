@@ -9,6 +9,7 @@ import {
 import { Field, Int64, makeData, RecordBatch, Schema, Struct } from 'apache-arrow';
 import {
   RAW_CLUSTER_METADATA,
+  RawRows,
   RawSinkError,
   decodeRawBatch,
   encodeRawBatch,
@@ -138,5 +139,48 @@ describe('raw envelope', () => {
     expect(error.code).toBe('TWG_RAW_SEGMENT_CORRUPT');
     expect(error.message).toContain('/x/seg.arrow');
     expect(error.message).toContain('is not the raw envelope');
+  });
+});
+
+describe('RawRows int64 checks (read without BigInts)', () => {
+  const envelope = (offsets: bigint[], timestamps: bigint[]) => {
+    const batch = encodeRawBatch('c', batchOf('t', 0, 0, offsets.length));
+    const o = batch.getChildAt(0)?.data[0]?.values as BigInt64Array;
+    const ts = batch.getChildAt(1)?.data[0]?.values as BigInt64Array;
+    offsets.forEach((v, i) => (o[i] = v));
+    timestamps.forEach((v, i) => (ts[i] = v));
+    return batch;
+  };
+  const MAX = 2n ** 53n - 1n;
+
+  it('reads offsets and timestamps up to the largest safe integer exactly', () => {
+    const rows = RawRows.of(envelope([MAX - 1n, MAX], [-MAX, MAX]));
+    expect([rows.offset(0), rows.offset(1)]).toEqual([Number(MAX) - 1, Number(MAX)]);
+    expect([rows.timestamp(0), rows.timestamp(1)]).toEqual([-Number(MAX), Number(MAX)]);
+  });
+
+  it.each([
+    [
+      'an offset past 2^53 - 1',
+      [MAX + 1n],
+      [0n],
+      /offset 9007199254740992 is not an ascending safe offset/,
+    ],
+    ['a negative offset', [-1n], [0n], /offset -1 is not/],
+    [
+      'a timestamp past 2^53 - 1',
+      [0n],
+      [MAX + 1n],
+      /timestamp 9007199254740992 is not a safe integer/,
+    ],
+    [
+      'a timestamp below -(2^53 - 1)',
+      [0n],
+      [-MAX - 1n],
+      /timestamp -9007199254740992 is not a safe/,
+    ],
+    ['a huge timestamp', [0n], [2n ** 62n], /timestamp 4611686018427387904 is not a safe/],
+  ] as const)('refuses %s', (_, offsets, timestamps, message) => {
+    expect(() => RawRows.of(envelope([...offsets], [...timestamps]))).toThrow(message);
   });
 });

@@ -1,4 +1,4 @@
-import { readdir, writeFile, readFile, truncate } from 'node:fs/promises';
+import { writeFile, readFile, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RawSinkEvent } from '../src/index.js';
@@ -13,6 +13,7 @@ import {
   recordingTarget,
   settled,
   tempDir,
+  dataFiles,
 } from './helpers.js';
 
 async function rejection(p: Promise<unknown>): Promise<RawSinkError> {
@@ -42,7 +43,7 @@ describe('RawSegmentSink write faults', () => {
       // The retry wrote under a new temp name; the first one is gone.
       const temps = fs.log.filter((l) => l.startsWith('create')).map((l) => l.split(' ')[1]);
       expect(new Set(temps).size).toBe(temps.length);
-      expect(await readdir(dir)).toEqual(['seg-0000000000000000.arrow']);
+      expect(await dataFiles(dir)).toEqual(['seg-0000000000000000.arrow']);
       expect(plain((await readAll(sink, 't', 0)).records)).toEqual(plain(b.records));
       await sink.close();
     });
@@ -80,7 +81,7 @@ describe('RawSegmentSink write faults', () => {
     expect(await rejection(sink.submit(queued, queued.span, anchor(queued)))).toBe(error);
     expect(await rejection(sink.flush())).toBe(error);
     expect(await rejection(sink.close())).toBe(error);
-    expect(await readdir(dir)).toEqual(['seg-0000000000000000.arrow']);
+    expect(await dataFiles(dir)).toEqual(['seg-0000000000000000.arrow']);
     // What was durable before the failure stays readable.
     expect((await readAll(sink, 't', 0)).records.map((r) => r.offset)).toEqual([0, 1, 2, 3, 4]);
   });
@@ -140,12 +141,12 @@ describe('RawSegmentSink crash leftovers', () => {
     await writeFile(join(dir, 'notes.txt'), 'not ours: left alone');
 
     const reopened = await openSink(dir);
-    expect((await readdir(dir)).sort()).toEqual(['notes.txt', 'seg-0000000000000000.arrow']);
+    expect(await dataFiles(dir)).toEqual(['notes.txt', 'seg-0000000000000000.arrow']);
     expect(plain((await readAll(reopened, 't', 0)).records)).toEqual(plain(b.records));
     await reopened.close();
   });
 
-  it('refuses to open over a truncated segment, naming the file', async () => {
+  it('refuses to open over a truncated segment, naming the file and the offsets it held', async () => {
     const dir = await tempDir();
     const sink = await openSink(dir);
     const b = batchOf('t', 0, 0, 50);
@@ -155,22 +156,28 @@ describe('RawSegmentSink crash leftovers', () => {
     const size = (await readFile(file)).byteLength;
     await truncate(file, size - 17);
     const error = await rejection(openSink(dir));
-    expect(error.code).toBe('TWG_RAW_SEGMENT_CORRUPT');
+    expect(error.code).toBe('TWG_RAW_SEGMENT_MISSING');
     expect(error.file).toBe(file);
+    expect(error.spans).toEqual([b.span]);
     expect(error.message).toContain(file);
+    expect(error.message).toContain('t/0 [0, 50)');
   });
 
-  it('refuses to open over a segment whose bytes were damaged, naming the file', async () => {
+  it('opens over a segment damaged in place (open reads no segment) and refuses its read, naming the file', async () => {
     const dir = await tempDir();
     const sink = await openSink(dir);
     const b = batchOf('t', 0, 0, 50);
     await sink.submit(b, b.span, anchor(b));
     await sink.close();
     const file = join(dir, 'seg-0000000000000000.arrow');
-    await writeFile(file, Buffer.from('ARROW1\0\0 this is not a segment at all ARROW1'));
-    const error = await rejection(openSink(dir));
-    expect(error.code).toBe('TWG_RAW_SEGMENT_CORRUPT');
+    const size = (await readFile(file)).byteLength;
+    await writeFile(file, Buffer.alloc(size, 'x'));
+    const reopened = await openSink(dir);
+    const error = await rejection(readAll(reopened, 't', 0));
+    expect(error.code).toBe('TWG_RAW_CHECKSUM_MISMATCH');
     expect(error.message).toContain(file);
+    expect(error.spans).toEqual([b.span]);
+    await reopened.close();
   });
 
   it('refuses to open a directory written for another cluster', async () => {
@@ -181,6 +188,6 @@ describe('RawSegmentSink crash leftovers', () => {
     await sink.close();
     const error = await rejection(openSink(dir, { cluster: 'cluster-b' }));
     expect(error.message).toContain('cluster');
-    expect(error.file).toBe(join(dir, 'seg-0000000000000000.arrow'));
+    expect(error.message).toContain(join(dir, 'raw.manifest'));
   });
 });

@@ -1,9 +1,18 @@
-import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { offsetSpan, type SourceBatch } from '@thalweg/connector-core';
 import { RawSinkError, type RawSegmentSinkOptions } from '../src/index.js';
-import { anchor, batchOf, openSink, plain, readAll, record, tempDir, WRITERS } from './helpers.js';
+import {
+  anchor,
+  batchOf,
+  openSink,
+  plain,
+  readAll,
+  record,
+  tempDir,
+  WRITERS,
+  dataFiles,
+} from './helpers.js';
 
 describe.each(WRITERS)('RawSegmentSink re-open and redelivery, %s writer', (writer) => {
   const open = (dir: string, options: Partial<RawSegmentSinkOptions> = {}) =>
@@ -28,7 +37,7 @@ describe.each(WRITERS)('RawSegmentSink re-open and redelivery, %s writer', (writ
     const c = batchOf('orders', 0, 10, 12);
     await second.submit(c, c.span, anchor(c));
     await second.close();
-    expect((await readdir(dir)).sort()).toEqual([
+    expect(await dataFiles(dir)).toEqual([
       'seg-0000000000000000.arrow',
       'seg-0000000000000001.arrow',
       'seg-0000000000000002.arrow',

@@ -26,6 +26,7 @@ import {
   settled,
   tempDir,
   WRITERS,
+  dataFiles,
 } from './helpers.js';
 
 describe.each(WRITERS)('RawSegmentSink, %s writer', (writer) => {
@@ -250,7 +251,7 @@ describe.each(WRITERS)('RawSegmentSink, %s writer', (writer) => {
     await sink.flush();
     expect(sink.segments()).toEqual([]);
     expect(target.applied).toEqual([]);
-    expect(await readdir(dir)).toEqual([]);
+    expect(await dataFiles(dir)).toEqual([]);
     await sink.close();
   });
 

@@ -1,4 +1,3 @@
-import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { offsetSpan, type SourceBatch } from '@thalweg/connector-core';
@@ -20,7 +19,7 @@ import {
   rawSchema,
   segmentName,
 } from '../src/index.js';
-import { batchOf, CLUSTER, openSink, plain, record, tempDir } from './helpers.js';
+import { batchOf, CLUSTER, plain, record } from './helpers.js';
 
 function segmentOfVersion(version: unknown, batch: SourceBatch): Uint8Array {
   const manifest = { format: 'twg-raw-segment', version, cluster: CLUSTER, spans: [batch.span] };
@@ -29,24 +28,27 @@ function segmentOfVersion(version: unknown, batch: SourceBatch): Uint8Array {
 }
 
 describe('segment codec', () => {
-  it('writes the current version, and refuses to open a directory holding another, naming the file', async () => {
-    expect(SEGMENT_FORMAT_VERSION).toBe(2);
+  it('writes the current version, and refuses to read another, naming the file', () => {
+    expect(SEGMENT_FORMAT_VERSION).toBe(3);
     const b = batchOf('t', 0, 0, 5);
-    const current = decodeSegment(segmentOfVersion(SEGMENT_FORMAT_VERSION, b), 'x');
-    expect(plain([current.batches[0]!.rows.record(0)])).toEqual(plain([b.records[0]!]));
-    const dir = await tempDir();
-    const file = join(dir, segmentName(0));
-    await writeFile(file, segmentOfVersion(1, b));
-    const error = await openSink(dir).then(
-      () => null,
-      (e: unknown) => e,
+    const current = decodeSegment(
+      encodeSegment(CLUSTER, [{ span: b.span, batch: encodeRawBatch(CLUSTER, b) }]),
+      'x',
     );
+    expect(plain([current.batches[0]!.rows.record(0)])).toEqual(plain([b.records[0]!]));
+    const file = join('/raw', segmentName(0));
+    let error: unknown = null;
+    try {
+      decodeSegment(segmentOfVersion(2, b), file);
+    } catch (e) {
+      error = e;
+    }
     expect(error).toBeInstanceOf(RawSinkError);
     const e = error as RawSinkError;
     expect(e.code).toBe('TWG_RAW_SEGMENT_VERSION');
     expect(e.file).toBe(file);
     expect(e.message).toContain(file);
-    expect(e.message).toContain('version 1');
+    expect(e.message).toContain('version 2');
   });
 
   it('encodes segments that do not alias the packed buffers, which are reused after encoding', () => {

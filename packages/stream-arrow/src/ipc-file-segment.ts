@@ -44,6 +44,25 @@ export function writeIpcFileSegment(batches: readonly RecordBatch[]): Uint8Array
 
 /** Reads every batch of a segment, checked as `decodeIpcStream` checks its one batch. */
 export function readIpcFileSegment(bytes: Uint8Array, options: DecodeOptions = {}): RecordBatch[] {
+  return readIpcFileSegmentBlocks(bytes, options).batches;
+}
+
+/** Where a record batch message lies in a file segment: `[offset, offset + length)`. */
+export interface IpcFileBlock {
+  readonly offset: number;
+  /** Metadata and body together. */
+  readonly length: number;
+}
+
+/**
+ * `readIpcFileSegment`, with where each batch's message lies in the file (as
+ * the footer lists them, checked against the messages): what a caller that
+ * checksums each batch's bytes verifies.
+ */
+export function readIpcFileSegmentBlocks(
+  bytes: Uint8Array,
+  options: DecodeOptions = {},
+): { batches: RecordBatch[]; blocks: IpcFileBlock[] } {
   if (bytes.byteLength < HEAD + TAIL || !hasMagic(bytes, 0)) {
     fail(0, 'not an Arrow IPC file (no leading ARROW1)');
   }
@@ -83,7 +102,11 @@ export function readIpcFileSegment(bytes: Uint8Array, options: DecodeOptions = {
     if (options.expect !== undefined) assertSchemaMatches(batch.schema, options.expect);
     checkDecodedBatch(batch);
   }
-  return batches;
+  const blocks = footer.recordBatches.map((b) => ({
+    offset: b.offset,
+    length: b.metaDataLength + b.bodyLength,
+  }));
+  return { batches, blocks };
 }
 
 function sameBlocks(

@@ -8,15 +8,22 @@ import {
   type CoveredRange,
 } from '@thalweg/offset-store';
 import { coverageReport, type SinkCoverage } from '@thalweg/pipeline';
+import { checkRaw, describeSpans, type RawCheck } from '@thalweg/sink-files';
+import { rawCoverageFromDisk } from './raw-holes.js';
 
 export const COVERAGE_USAGE = `thalweg coverage (--dir DIR | --leveldb PATH | --postgres URL [--schema S])
-                   [--raw SINK] [--sinks A,B] [--json]
+                   [--raw-dir PATH] [--verify] [--raw SINK] [--sinks A,B] [--json]
 
   coverage   per sink and partition: covered ranges, gaps against raw, lag in
              records; for LevelDB also which tier it served as, and as a
              local tier its drift (what it holds that the durable tier has
              not been sent since the last checkpoint). --dir reads the
-             demo's layout (DIR/coverage), where LevelDB is the only tier.
+             demo's layout (DIR/coverage, DIR/raw), where LevelDB is the only
+             tier. Raw's line comes from the raw directory (--raw-dir, or
+             DIR/raw) when there is one: what its segments hold, its holes
+             (missing, truncated or, with --verify, damaged segments, and
+             ranges the store recorded that raw no longer holds). Exits 1
+             when raw has a hole or damage.
              Defaults: --raw raw, --sinks the demo's zerobus-events.`;
 
 /** `thalweg coverage`: the operator's view of what each sink holds and what recovery would replay. */
@@ -29,6 +36,8 @@ export async function coverageCommand(rest: string[]): Promise<number> {
       postgres: { type: 'string' },
       schema: { type: 'string' },
       raw: { type: 'string', default: 'raw' },
+      'raw-dir': { type: 'string' },
+      verify: { type: 'boolean', default: false },
       sinks: { type: 'string', default: 'zerobus-events' },
       json: { type: 'boolean', default: false },
     },
@@ -57,12 +66,28 @@ export async function coverageCommand(rest: string[]): Promise<number> {
       ...(values.schema === undefined ? {} : { schema: values.schema }),
     });
   }
+  const rawDir =
+    values['raw-dir'] ?? (values.dir === undefined ? undefined : join(values.dir, 'raw'));
   try {
-    const report = await coverageReport(store, raw, sinks);
+    let report = await coverageReport(store, raw, sinks);
+    let damage: RawCheck['damage'] = [];
+    if (rawDir !== undefined) {
+      const check = await checkRaw(rawDir, { checksums: values.verify });
+      damage = check.damage;
+      const fromDisk = rawCoverageFromDisk(
+        raw,
+        report.find((s) => s.sink === raw),
+        check,
+      );
+      report = report.map((s) => (s.sink === raw ? fromDisk : s));
+    }
     process.stdout.write(
-      values.json ? `${JSON.stringify({ coverage: report, drift })}\n` : render(report, drift),
+      values.json
+        ? `${JSON.stringify({ coverage: report, drift, rawDamage: damage })}\n`
+        : render(report, drift) + renderDamage(damage),
     );
-    return 0;
+    const holes = report.some((s) => s.isRaw && s.lagRecords > 0);
+    return holes || damage.length > 0 ? 1 : 0;
   } finally {
     await store.close();
   }
@@ -113,6 +138,16 @@ function render(report: readonly SinkCoverage[], drift: Drift | null): string {
     );
   }
   return `${lines.join('\n')}\n`;
+}
+
+function renderDamage(damage: RawCheck['damage']): string {
+  return damage
+    .map(
+      (d) =>
+        `raw damage: ${d.code} ${d.file}${d.position === null ? '' : ` byte ${d.position}`}: ` +
+        `${d.reason}${d.spans.length === 0 ? '' : ` (offsets ${describeSpans(d.spans)})`}\n`,
+    )
+    .join('');
 }
 
 function ranges(list: readonly CoveredRange[]): string {

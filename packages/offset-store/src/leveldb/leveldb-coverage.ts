@@ -4,6 +4,7 @@ import { CoverageBackend } from '../coverage-backend.js';
 import type { CoverageDelta, CoverageKey, CursorKey } from '../coverage-store.js';
 import { laterCursor } from '../cursor-check.js';
 import { CoverageError } from '../errors.js';
+import { describeHolder, recordHolder } from './leveldb-holder.js';
 import type { CoveredRange } from '../covered-range.js';
 import { RangeSet } from '../range-set.js';
 import { coverageKeyId } from '../receipt-check.js';
@@ -103,12 +104,16 @@ export class LevelDbCoverage extends CoverageBackend {
     try {
       await db.open();
     } catch (cause) {
+      const locked = /lock/i.test(String((cause as { cause?: unknown }).cause ?? cause));
+      const holder = locked ? await describeHolder(options.location) : null;
       throw new CoverageError(
         'TWG_COVERAGE_BACKEND',
-        `cannot open the local tier at ${options.location} (is another process using it?)`,
+        `cannot open the local tier at ${options.location} ` +
+          (holder === null ? '(is another process using it?)' : `: it is open in ${holder}`),
         cause,
       );
     }
+    await recordHolder(options.location);
     const store = new LevelDbCoverage(db, options.sinks);
     try {
       await store.load();

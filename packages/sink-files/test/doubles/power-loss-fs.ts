@@ -22,17 +22,21 @@ export interface PowerLossOptions {
   /** Deterministic choice of what survives under `any-subset`. */
   readonly seed?: number;
   /**
-   * Makes `sync` or `syncDir` return without making anything durable: how a
-   * missing fsync is shown to matter.
+   * Makes the fsync of the files whose name (as created or opened) passes
+   * `sync`, or every directory fsync, return without making anything
+   * durable: how a missing fsync is shown to matter.
    */
-  readonly skip?: { readonly sync?: boolean; readonly syncDir?: boolean };
+  readonly skip?: { readonly sync?: (name: string) => boolean; readonly syncDir?: boolean };
 }
+
+type DataOp =
+  { kind: 'write'; offset: number; bytes: Uint8Array } | { kind: 'truncate'; length: number };
 
 interface Inode {
   data: Uint8Array;
   synced: Uint8Array;
-  /** Writes since the last sync, in the order they were issued. */
-  pending: { offset: number; bytes: Uint8Array }[];
+  /** Writes and truncations since the last sync, in the order they were issued. */
+  pending: DataOp[];
 }
 
 type EntryOp =
@@ -110,37 +114,34 @@ export class PowerLossFs implements SegmentFs {
     return Promise.resolve(inode.data.slice());
   }
 
+  async size(path: string): Promise<number | null> {
+    this.alive();
+    const inode = this.existing(dirname(path)).live.get(basename(path));
+    return Promise.resolve(inode?.data.byteLength ?? null);
+  }
+
   async create(path: string): Promise<SegmentFile> {
     this.step();
     const d = this.existing(dirname(path));
     const name = basename(path);
     if (d.live.has(name)) throw Object.assign(new Error(`EEXIST: ${path}`), { code: 'EEXIST' });
-    const inode: Inode = { data: new Uint8Array(0), synced: new Uint8Array(0), pending: [] };
-    d.live.set(name, inode);
-    d.pending.push({ kind: 'link', name, inode });
-    return Promise.resolve({
-      write: (chunks) => {
-        this.step();
-        for (const chunk of chunks) {
-          const offset = inode.data.byteLength;
-          inode.data = concat(inode.data, chunk);
-          inode.pending.push({ offset, bytes: chunk.slice() });
-        }
-        return Promise.resolve();
-      },
-      sync: () => {
-        this.step();
-        if (this.options.skip?.sync !== true) {
-          inode.synced = inode.data.slice();
-          inode.pending = [];
-        }
-        return Promise.resolve();
-      },
-      close: () => {
-        this.step();
-        return Promise.resolve();
-      },
-    });
+    return Promise.resolve(this.fileOf(this.link(d, name), name));
+  }
+
+  async append(path: string): Promise<SegmentFile> {
+    this.step();
+    const d = this.existing(dirname(path));
+    const name = basename(path);
+    return Promise.resolve(this.fileOf(d.live.get(name) ?? this.link(d, name), name));
+  }
+
+  async truncate(path: string, length: number): Promise<void> {
+    this.step();
+    const inode = this.existing(dirname(path)).live.get(basename(path));
+    if (inode === undefined) throw enoent(path);
+    inode.data = inode.data.slice(0, length);
+    inode.pending.push({ kind: 'truncate', length });
+    return Promise.resolve();
   }
 
   async rename(from: string, to: string): Promise<void> {
@@ -171,6 +172,40 @@ export class PowerLossFs implements SegmentFs {
     const name = basename(path);
     if (d.live.delete(name)) d.pending.push({ kind: 'unlink', name });
     return Promise.resolve();
+  }
+
+  private link(d: Directory, name: string): Inode {
+    const inode: Inode = { data: new Uint8Array(0), synced: new Uint8Array(0), pending: [] };
+    d.live.set(name, inode);
+    d.pending.push({ kind: 'link', name, inode });
+    return inode;
+  }
+
+  /** A file open for writing at its end, as both create and append use it. */
+  private fileOf(inode: Inode, name: string): SegmentFile {
+    return {
+      write: (chunks) => {
+        this.step();
+        for (const chunk of chunks) {
+          const offset = inode.data.byteLength;
+          inode.data = concat(inode.data, chunk);
+          inode.pending.push({ kind: 'write', offset, bytes: chunk.slice() });
+        }
+        return Promise.resolve();
+      },
+      sync: () => {
+        this.step();
+        if (this.options.skip?.sync?.(name) !== true) {
+          inode.synced = inode.data.slice();
+          inode.pending = [];
+        }
+        return Promise.resolve();
+      },
+      close: () => {
+        this.step();
+        return Promise.resolve();
+      },
+    };
   }
 
   private step(): void {
@@ -224,23 +259,33 @@ export class PowerLossFs implements SegmentFs {
     return image;
   }
 
+  /**
+   * The synced bytes, then (under `any-subset`) a random subset of the
+   * pending writes and truncations in issue order: a skipped write leaves a
+   * hole of zeros if a later one lands beyond it, and the last kept write
+   * may be torn.
+   */
   private contentOf(inode: Inode, subset: boolean): Uint8Array {
-    if (!subset || inode.pending.length === 0) return inode.synced.slice();
+    let out = inode.synced.slice();
+    if (!subset) return out;
     const kept = inode.pending.filter(() => this.random() >= 0.5);
-    if (kept.length === 0) return inode.synced.slice();
-    const torn = kept.length - 1;
-    const last = kept[torn]!;
-    kept[torn] = {
-      offset: last.offset,
-      bytes: last.bytes.subarray(0, Math.floor(this.random() * (last.bytes.byteLength + 1))),
-    };
-    const end = Math.max(
-      inode.synced.byteLength,
-      ...kept.map((w) => w.offset + w.bytes.byteLength),
-    );
-    const out = new Uint8Array(end);
-    out.set(inode.synced);
-    for (const w of kept) out.set(w.bytes, w.offset);
+    kept.forEach((op, i) => {
+      if (op.kind === 'truncate') {
+        out = out.slice(0, op.length);
+        return;
+      }
+      const bytes =
+        i === kept.length - 1
+          ? op.bytes.subarray(0, Math.floor(this.random() * (op.bytes.byteLength + 1)))
+          : op.bytes;
+      const end = Math.max(out.byteLength, op.offset + bytes.byteLength);
+      if (end > out.byteLength) {
+        const grown = new Uint8Array(end);
+        grown.set(out);
+        out = grown;
+      }
+      out.set(bytes, op.offset);
+    });
     return out;
   }
 }

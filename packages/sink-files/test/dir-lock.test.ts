@@ -1,0 +1,119 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { readFile, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { LOCK_FILE } from '../src/dir-lock.js';
+import { RawSinkError } from '../src/index.js';
+import { anchor, batchOf, openSink, readAll, tempDir } from './helpers.js';
+
+async function refusal(p: Promise<unknown>): Promise<RawSinkError> {
+  const error = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  if (!(error instanceof RawSinkError))
+    throw new Error(`expected a RawSinkError, got ${String(error)}`);
+  return error;
+}
+
+/** A child process that opens a sink on `dir`, writes a batch, says "ready" and waits to be killed. */
+function holder(dir: string) {
+  const index = fileURLToPath(new URL('../dist/index.js', import.meta.url));
+  const script = `
+    import { RawSegmentSink } from ${JSON.stringify(index)};
+    const sink = await RawSegmentSink.open({
+      id: 'raw', dir: ${JSON.stringify(dir)}, cluster: 'cluster-a',
+      confirm: { apply: async () => {} }, log: () => {},
+    });
+    const records = [{ offset: 0, key: null, value: Buffer.from('v'), timestamp: 1, headers: [] }];
+    const span = { topic: 't', partition: 0, start: 0, end: 1 };
+    await sink.submit({ span, records }, span, { kind: 'raw-anchor', span });
+    await sink.flush();
+    process.stdout.write('ready\\n');
+    setInterval(() => {}, 1000);
+  `;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const ready = new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', (d: Buffer) => {
+      if (d.toString().includes('ready')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`the holder exited with ${code} before ready`)));
+  });
+  return { child, ready };
+}
+
+describe('one writer per raw directory', () => {
+  it('refuses a second open in the same process, naming the holder, until the first closes', async () => {
+    const dir = await tempDir();
+    const first = await openSink(dir);
+    const e = await refusal(openSink(dir, { writer: 'worker' }));
+    expect(e.code).toBe('TWG_RAW_DIR_LOCKED');
+    expect(e.message).toContain(`pid ${process.pid} on host ${hostname()} (this process)`);
+    await first.close();
+    const second = await openSink(dir);
+    await second.close();
+  });
+
+  it('refuses an open while another process holds the directory, and takes it over once that one is SIGKILLed', async () => {
+    const dir = await tempDir();
+    const { child, ready } = holder(dir);
+    const exited = once(child, 'exit');
+    try {
+      await ready;
+      const e = await refusal(openSink(dir));
+      expect(e.code).toBe('TWG_RAW_DIR_LOCKED');
+      expect(e.message).toContain(`pid ${child.pid} on host ${hostname()}`);
+      expect(e.message).not.toContain('this process');
+    } finally {
+      child.kill('SIGKILL');
+      await exited;
+    }
+    // No cleanup: the lock file is still there, naming a process that is gone.
+    expect(JSON.parse(await readFile(join(dir, LOCK_FILE), 'utf8'))).toMatchObject({
+      pid: child.pid,
+    });
+    const sink = await openSink(dir);
+    expect((await readAll(sink, 't', 0)).records.map((r) => r.offset)).toEqual([0]);
+    const b = batchOf('t', 0, 1, 3);
+    await sink.submit(b, b.span, anchor(b));
+    await sink.close();
+  });
+
+  it('takes over a lock whose pid runs but started at another time (a reused pid)', async () => {
+    const dir = await tempDir();
+    const stale = {
+      pid: process.pid,
+      host: hostname(),
+      start: 'not-this-start-time',
+      boot: null,
+      token: 'old',
+      since: '2026-01-01T00:00:00.000Z',
+    };
+    await writeFile(join(dir, LOCK_FILE), JSON.stringify(stale));
+    const sink = await openSink(dir);
+    const held = JSON.parse(await readFile(join(dir, LOCK_FILE), 'utf8')) as { token: string };
+    expect(held.token).not.toBe('old');
+    await sink.close();
+  });
+
+  it('refuses a holder on another host, which cannot be checked from here', async () => {
+    const dir = await tempDir();
+    const elsewhere = {
+      pid: 1,
+      host: `not-${hostname()}`,
+      start: null,
+      boot: null,
+      token: 'x',
+      since: '2026-01-01T00:00:00.000Z',
+    };
+    await writeFile(join(dir, LOCK_FILE), JSON.stringify(elsewhere));
+    const e = await refusal(openSink(dir));
+    expect(e.code).toBe('TWG_RAW_DIR_LOCKED');
+    expect(e.message).toContain(`pid 1 on host not-${hostname()}`);
+  });
+});
