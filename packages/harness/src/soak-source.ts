@@ -48,7 +48,13 @@ export class SoakSource implements StoreManagedSource {
         const end = Math.min(this.perPartition, start + this.batchSize);
         const records: SourceRecord[] = [];
         for (let o = start; o < end; o++) {
-          records.push({ offset: o, key: null, value: this.payload, timestamp: o, headers: NO_HEADERS });
+          records.push({
+            offset: o,
+            key: null,
+            value: this.payload,
+            timestamp: o,
+            headers: NO_HEADERS,
+          });
         }
         this.next[p] = end;
         yield { span: offsetSpan(this.topic, p, start, end), records };
