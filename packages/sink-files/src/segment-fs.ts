@@ -57,10 +57,17 @@ export const nodeSegmentFs: SegmentFs = {
         let expected = 0;
         for (const chunk of chunks) expected += chunk.byteLength;
         // libuv writes every buffer (in groups of IOV_MAX, resuming after
-        // short writes); a shortfall left over is an error, and retried.
-        const { bytesWritten } = await handle.writev(chunks);
-        if (bytesWritten !== expected) {
-          throw new Error(`wrote ${bytesWritten} of ${expected} bytes`);
+        // short writes), but when a resumed write fails it returns the bytes
+        // written so far and drops the error: a full disk looked like a bare
+        // short write. Writing the rest again surfaces the errno (ENOSPC).
+        let done = (await handle.writev(chunks)).bytesWritten;
+        for (const rest of unwritten(chunks, done)) {
+          for (let at = 0; at < rest.byteLength;) {
+            const { bytesWritten } = await handle.write(rest, at);
+            if (bytesWritten === 0) throw new Error(`wrote ${done} of ${expected} bytes`);
+            at += bytesWritten;
+            done += bytesWritten;
+          }
         }
       },
       sync: () => handle.sync(),
@@ -71,6 +78,21 @@ export const nodeSegmentFs: SegmentFs = {
   syncDir: syncDirectory,
   remove: (path) => rm(path, { force: true }),
 };
+
+/** What of `chunks` lies beyond their first `written` bytes. */
+function unwritten(chunks: readonly Uint8Array[], written: number): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  let skip = written;
+  for (const chunk of chunks) {
+    if (skip >= chunk.byteLength) {
+      skip -= chunk.byteLength;
+      continue;
+    }
+    out.push(skip === 0 ? chunk : chunk.subarray(skip));
+    skip = 0;
+  }
+  return out;
+}
 
 async function syncDirectory(dir: string): Promise<void> {
   const handle = await open(dir, 'r');
