@@ -67,6 +67,7 @@ export function killableTier(tier: CoverageTier, wire: Tripwire): CoverageTier {
     destinations: () => tier.destinations(),
     saveCursor: (key, cursor) => tier.saveCursor(key, cursor),
     loadCursor: (key) => tier.loadCursor(key),
+    knows: (sink) => tier.knows(sink),
     close: () => tier.close(),
   };
 }
@@ -97,6 +98,7 @@ export function killableCoverage(
     merge: (deltas) => store.merge(deltas),
     covered: (key) => store.covered(key),
     destinations: () => store.destinations(),
+    knows: (sink) => store.knows(sink),
     saveCursor: (key, cursor) => store.saveCursor(key, cursor),
     loadCursor: (key) => store.loadCursor(key),
     close: () => store.close(),

@@ -123,6 +123,7 @@ describe('the kill points', () => {
         destinations: () => store.destinations(),
         saveCursor: (key, cursor) => store.saveCursor(key, cursor),
         loadCursor: (key) => store.loadCursor(key),
+        knows: (sink) => store.knows(sink),
         close: () => store.close(),
       };
       const tier = killableTier(inner, wire({ point: 'checkpoint', n: 1, phase }, events));
