@@ -238,10 +238,9 @@ export function describeCoverageContract(name: string, backend: ContractBackend)
         [0.5, 10],
         [20, 10],
       ] as const) {
-        await expect(store.gaps(key(A), from, to)).rejects.toMatchObject({
-          code: 'TWG_COVERAGE_RANGE_INVALID',
-          message: expect.stringMatching(/gaps\.(from|to)/),
-        });
+        const refused = store.gaps(key(A), from, to);
+        await expect(refused).rejects.toMatchObject({ code: 'TWG_COVERAGE_RANGE_INVALID' });
+        await expect(refused).rejects.toThrow(/gaps\.(from|to)/);
       }
       // An empty window is a possible one: it has no gaps.
       expect(await store.gaps(key(A), 5, 5)).toEqual([]);
