@@ -22,6 +22,7 @@ export function killableRaw(
 ): ReplayableSink<SourceBatch> {
   return {
     descriptor: raw.descriptor,
+    cluster: raw.cluster,
     submit: async (batch, span, confirm) => {
       await raw.submit(batch, span, confirm);
       wire.pass('raw-submit');

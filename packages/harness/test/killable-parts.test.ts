@@ -93,6 +93,7 @@ describe('the kill points', () => {
         durability: { kind: 'flush-close' },
         recovery: { kind: 'readable' },
       },
+      cluster: 'c',
       submit: async () => {
         events.push('accepted');
       },
