@@ -1,5 +1,6 @@
 import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { writeAll } from './write-all.js';
 
 /** A file being written: the steps of flush-close durability, one call each. */
 export interface SegmentFile {
@@ -53,23 +54,8 @@ export const nodeSegmentFs: SegmentFs = {
   async create(path) {
     const handle = await open(path, 'wx');
     return {
-      async write(chunks) {
-        let expected = 0;
-        for (const chunk of chunks) expected += chunk.byteLength;
-        // libuv writes every buffer (in groups of IOV_MAX, resuming after
-        // short writes), but when a resumed write fails it returns the bytes
-        // written so far and drops the error: a full disk looked like a bare
-        // short write. Writing the rest again surfaces the errno (ENOSPC).
-        let done = (await handle.writev(chunks)).bytesWritten;
-        for (const rest of unwritten(chunks, done)) {
-          for (let at = 0; at < rest.byteLength;) {
-            const { bytesWritten } = await handle.write(rest, at);
-            if (bytesWritten === 0) throw new Error(`wrote ${done} of ${expected} bytes`);
-            at += bytesWritten;
-            done += bytesWritten;
-          }
-        }
-      },
+      // Every byte, or the errno of the write that failed (write-all.ts).
+      write: (chunks) => writeAll(handle, chunks),
       sync: () => handle.sync(),
       close: () => handle.close(),
     };
@@ -78,21 +64,6 @@ export const nodeSegmentFs: SegmentFs = {
   syncDir: syncDirectory,
   remove: (path) => rm(path, { force: true }),
 };
-
-/** What of `chunks` lies beyond their first `written` bytes. */
-function unwritten(chunks: readonly Uint8Array[], written: number): Uint8Array[] {
-  const out: Uint8Array[] = [];
-  let skip = written;
-  for (const chunk of chunks) {
-    if (skip >= chunk.byteLength) {
-      skip -= chunk.byteLength;
-      continue;
-    }
-    out.push(skip === 0 ? chunk : chunk.subarray(skip));
-    skip = 0;
-  }
-  return out;
-}
 
 async function syncDirectory(dir: string): Promise<void> {
   const handle = await open(dir, 'r');
