@@ -62,6 +62,30 @@ describe('Pipeline.open', () => {
     expect(stats.secondaries[0]?.deliveredRecords).toBe(20);
   });
 
+  it('releases the secondaries whose lanes had started when positioning the source fails', async () => {
+    const source = new MemoryStoreSource(logsOf('t', 1, 5), 5);
+    const store = new InMemoryCoverage({ sinks: [RAW, SEC] });
+    store.loadCursor = async () => {
+      throw new CoverageError('TWG_COVERAGE_BACKEND', 'cursor table unreachable (injected)');
+    };
+    let raw: MemoryRawSink | undefined;
+    let sec: MemorySecondary | undefined;
+    await expect(
+      Pipeline.open({
+        source,
+        coverage: store,
+        log: () => undefined,
+        primaryRaw: (c) => (raw = new MemoryRawSink(c)),
+        secondaries: [
+          secondary({ open: (c) => (sec = new MemorySecondary(c, 'sec')), derive: jsonRows }),
+        ],
+      }),
+    ).rejects.toThrow(/cursor table unreachable/);
+    expect(raw?.closed).toBe(true);
+    expect(sec?.closed).toBe(true);
+    expect(source.closed).toBe(true);
+  });
+
   it('releases the store and the source when the config is refused', async () => {
     const location = join(await tempDir(), 'coverage');
     const source = new MemoryStoreSource(logsOf('t', 1, 5), 5);
