@@ -1,5 +1,7 @@
 import { resolve } from 'node:path';
 import {
+  functionOption,
+  objectWith,
   parseConfig,
   RecordIdHasher,
   isSinkId,
@@ -115,8 +117,6 @@ const MAX_DELAY = 0x7fffffff;
 
 const int = (min: number, max: number, fallback: number) =>
   z.number().int().min(min).max(max).default(fallback);
-const fn = <F>() => z.custom<F>((v) => typeof v === 'function', 'must be a function').optional();
-
 /**
  * The options, validated at the edge: strict, so a misspelt knob (such as
  * `waitPerBatch`) is refused rather than left at its default; a refusal
@@ -127,9 +127,9 @@ const rawSegmentSinkOptionsSchema = z
     id: z.custom<SinkId>(isSinkId, 'is not a sink id (use sinkId())'),
     dir: z.string().min(1, 'must be a non-empty path'),
     cluster: z.string(),
-    confirm: z.custom<ConfirmTarget<'primary-raw'>>(
-      (v) => typeof (v as Partial<ConfirmTarget<'primary-raw'>> | null)?.apply === 'function',
-      'must be a ConfirmTarget with an apply method',
+    confirm: objectWith<ConfirmTarget<'primary-raw'>>(
+      'apply',
+      'a ConfirmTarget with an apply method',
     ),
     maxSegmentBytes: int(1024, 1024 * MiB, 64 * MiB),
     maxBatchesPerSegment: int(1, 1_000_000, 1024),
@@ -147,8 +147,8 @@ const rawSegmentSinkOptionsSchema = z
         maxDelayMs: int(0, MAX_DELAY, 1000),
       })
       .prefault({}),
-    onError: fn<(event: RawSinkEvent) => void>(),
-    log: fn<(line: string) => void>(),
+    onError: functionOption<(event: RawSinkEvent) => void>().optional(),
+    log: functionOption<(line: string) => void>().optional(),
   })
   .superRefine((o, ctx) => {
     try {

@@ -1,6 +1,8 @@
 import type pg from 'pg';
 import {
+  functionOption,
   isSinkId,
+  objectWith,
   parseConfig,
   type ConfirmTarget,
   type OffsetSpan,
@@ -93,16 +95,6 @@ const PATH = 'postgresSink';
 
 const int = (min: number, max: number, fallback: number) =>
   z.number().int().min(min).max(max).default(fallback);
-const fn = <F>() => z.custom<F>((v) => typeof v === 'function', 'must be a function').optional();
-const withMethod = <T>(method: string) =>
-  z.custom<T>(
-    (v) =>
-      typeof v === 'object' &&
-      v !== null &&
-      typeof (v as Record<string, unknown>)[method] === 'function',
-    `must be an object with a ${method}() method`,
-  );
-
 /**
  * The options, validated once at construction: strict, so a misspelt knob
  * (`maxQueuedBatchez`) is refused naming it rather than left at its default.
@@ -115,8 +107,8 @@ const postgresSinkOptionsSchema = z
       .optional(),
     connectionString: z.string().min(1, 'must be a non-empty string').optional(),
     table: pgTableSpecSchema,
-    confirm: withMethod<ConfirmTarget<'secondary'>>('apply'),
-    coverage: withMethod<TransactionalCoverage>('recordInTransaction').optional(),
+    confirm: objectWith<ConfirmTarget<'secondary'>>('apply'),
+    coverage: objectWith<TransactionalCoverage>('recordInTransaction').optional(),
     maxRowsPerStatement: int(1, 1_000_000, 1000),
     maxQueuedBatches: int(1, 65_536, 64),
     maxBatchesPerTransaction: int(1, 4096, 16),
@@ -130,10 +122,12 @@ const postgresSinkOptionsSchema = z
       })
       .prefault({}),
     onPoison: z.enum(['fail', 'skip']).default('fail'),
-    onError: fn<(error: PostgresSinkError) => void>(),
-    log: fn<(line: string) => void>(),
+    onError: functionOption<(error: PostgresSinkError) => void>().optional(),
+    log: functionOption<(line: string) => void>().optional(),
     hooks: z
-      .strictObject({ beforeCommit: fn<(tx: TransactionProbe) => Promise<void>>() })
+      .strictObject({
+        beforeCommit: functionOption<(tx: TransactionProbe) => Promise<void>>().optional(),
+      })
       .optional(),
   })
   .superRefine((o, ctx) => {

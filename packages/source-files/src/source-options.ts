@@ -1,5 +1,5 @@
 import { basename, resolve } from 'node:path';
-import { parseConfig } from '@thalweg/connector-core';
+import { objectWith, parseConfig } from '@thalweg/connector-core';
 import { z } from 'zod';
 import { nodeFileAccess, type FileAccess } from './file-access.js';
 import type { FileSetSpec } from './file-set.js';
@@ -97,12 +97,7 @@ const commonShape = {
   maxRecordBytes: positive.default(DEFAULTS.maxRecordBytes),
   maxBufferBytes: positive.default(DEFAULTS.maxBufferBytes),
   readChunkBytes: positive.default(DEFAULTS.readChunkBytes),
-  access: z
-    .custom<FileAccess>(
-      (v) => typeof (v as Partial<FileAccess> | null)?.open === 'function',
-      'must be a FileAccess (an object with an open method)',
-    )
-    .optional(),
+  access: objectWith<FileAccess>('open', 'a FileAccess (an object with an open method)').optional(),
 };
 
 /** The options as data: strict, so a misspelt knob is refused rather than left at its default. */

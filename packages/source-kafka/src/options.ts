@@ -1,4 +1,4 @@
-import { parseConfig, type SourcePartition } from '@thalweg/connector-core';
+import { functionOption, parseConfig, type SourcePartition } from '@thalweg/connector-core';
 import { z } from 'zod';
 import type { ConsumerFactory, ConsumerSettings, KafkaLogLevel } from './consumer-port.js';
 import type { DroppedCommit } from './commit-gate.js';
@@ -117,8 +117,6 @@ const int = (min: number, fallback: number) => {
     .default(fallback);
 };
 
-const fn = <F>() => z.custom<F>((v) => typeof v === 'function', 'must be a function').optional();
-
 const topicName = text.superRefine((name, ctx) => {
   if (!TOPIC_NAME.test(name)) {
     ctx.addIssue({
@@ -173,8 +171,8 @@ const commonShape = {
   logLevel: z
     .enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` })
     .default('nothing'),
-  log: fn<(line: string) => void>(),
-  kafka: fn<ConsumerFactory>(),
+  log: functionOption<(line: string) => void>().optional(),
+  kafka: functionOption<ConsumerFactory>().optional(),
 };
 
 const groupSchema = z.strictObject({
@@ -190,7 +188,7 @@ const groupSchema = z.strictObject({
       ),
     ),
   groupId: text,
-  onDroppedCommit: fn<(dropped: DroppedCommit) => void>(),
+  onDroppedCommit: functionOption<(dropped: DroppedCommit) => void>().optional(),
   partitions: otherMode(
     'not used in group mode (group mode takes topics, assigned mode takes partitions)',
   ),
