@@ -11,6 +11,7 @@ export * from './source-headers.js';
 export * from './source-cursor.js';
 export * from './roles.js';
 export * from './parse-config.js';
+export * from './config-schemas.js';
 export * from './record-id.js';
 export * from './position-tracker.js';
 export * from './flow-control/index.js';

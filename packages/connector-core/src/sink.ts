@@ -45,6 +45,11 @@ export interface Sink<L extends Lane, B> {
  */
 export interface ReplayableSink<B> extends Sink<'primary-raw', B> {
   readonly descriptor: PrimaryRawDescriptor;
+  /**
+   * The source cluster raw computes the record ids of what it holds with
+   * (ADR 0003). A topology refuses a raw whose cluster is not its source's.
+   */
+  readonly cluster: string;
   /** Reads back what was durably written for `span`, in offset order. */
   read(span: OffsetSpan, signal?: AbortSignal): AsyncIterable<B>;
   /**

@@ -21,6 +21,13 @@ export type SourceCursor =
       readonly position: number;
       /** Source offset of the next record (the log position across the set). */
       readonly nextOffset: number;
+      /**
+       * What was consumed of `files` up to and including `file` (one entry
+       * each; `file`'s is `position` bytes): the size and a digest of that
+       * prefix, so a resume refuses a file whose consumed bytes changed.
+       * Absent in cursors written before it existed.
+       */
+      readonly consumed?: readonly { readonly size: number; readonly digest: string }[];
     }
   | {
       /** A table snapshot: its version and the files still to read. */

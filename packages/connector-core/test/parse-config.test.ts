@@ -28,4 +28,16 @@ describe('parseConfig', () => {
       expect(err.message).toMatch(/pipeline\.budget\.bytes: .*also: pipeline\.sinks\[0\]\.id/);
     }
   });
+
+  it('names an unknown key by its own path, each one', () => {
+    const strict = z.strictObject({ a: z.strictObject({ b: z.number().optional() }) });
+    try {
+      parseConfig(strict, { a: { b: 1, bb: 2 }, c: 3 }, 'component');
+      expect.unreachable('accepted unknown keys');
+    } catch (e) {
+      const err = e as ConfigError;
+      expect(err.path).toBe('component.a.bb');
+      expect(err.reason).toMatch(/unknown key.*also: component\.c: .*unknown key/);
+    }
+  });
 });

@@ -22,6 +22,7 @@ export function killableRaw(
 ): ReplayableSink<SourceBatch> {
   return {
     descriptor: raw.descriptor,
+    cluster: raw.cluster,
     submit: async (batch, span, confirm) => {
       await raw.submit(batch, span, confirm);
       wire.pass('raw-submit');
@@ -67,6 +68,7 @@ export function killableTier(tier: CoverageTier, wire: Tripwire): CoverageTier {
     destinations: () => tier.destinations(),
     saveCursor: (key, cursor) => tier.saveCursor(key, cursor),
     loadCursor: (key) => tier.loadCursor(key),
+    knows: (sink) => tier.knows(sink),
     close: () => tier.close(),
   };
 }
@@ -97,6 +99,7 @@ export function killableCoverage(
     merge: (deltas) => store.merge(deltas),
     covered: (key) => store.covered(key),
     destinations: () => store.destinations(),
+    knows: (sink) => store.knows(sink),
     saveCursor: (key, cursor) => store.saveCursor(key, cursor),
     loadCursor: (key) => store.loadCursor(key),
     close: () => store.close(),

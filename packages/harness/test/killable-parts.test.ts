@@ -93,6 +93,7 @@ describe('the kill points', () => {
         durability: { kind: 'flush-close' },
         recovery: { kind: 'readable' },
       },
+      cluster: 'c',
       submit: async () => {
         events.push('accepted');
       },
@@ -123,6 +124,7 @@ describe('the kill points', () => {
         destinations: () => store.destinations(),
         saveCursor: (key, cursor) => store.saveCursor(key, cursor),
         loadCursor: (key) => store.loadCursor(key),
+        knows: (sink) => store.knows(sink),
         close: () => store.close(),
       };
       const tier = killableTier(inner, wire({ point: 'checkpoint', n: 1, phase }, events));

@@ -1,5 +1,5 @@
 import type { SinkId, SourceCursor } from '@thalweg/connector-core';
-import type { CoveredRange } from './covered-range.js';
+import { checkWindow, type CoveredRange } from './covered-range.js';
 import type {
   CoverageDelta,
   CoverageKey,
@@ -44,7 +44,12 @@ export abstract class CoverageBackend implements CoverageStore {
   }
 
   async gaps(key: CoverageKey, from: number, to: number): Promise<CoveredRange[]> {
+    checkWindow(from, to, 'gaps');
     return (await this.covered(key)).gaps(from, to);
+  }
+
+  knows(sink: SinkId): boolean {
+    return this.sinks.has(sink);
   }
 
   async destinations(): Promise<CoverageKey[]> {

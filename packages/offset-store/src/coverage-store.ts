@@ -51,6 +51,12 @@ export interface CoverageTier {
    */
   saveCursor(key: CursorKey, cursor: SourceCursor): Promise<void>;
   loadCursor(key: CursorKey): Promise<SourceCursor | null>;
+  /**
+   * Whether this tier keeps coverage for `sink` (its `sinks` option). Every
+   * write for another sink is refused (`TWG_COVERAGE_UNKNOWN_SINK`), so a
+   * pipeline asks at open, before a single coverage write can fail.
+   */
+  knows(sink: SinkId): boolean;
   close(): Promise<void>;
 }
 
@@ -62,7 +68,11 @@ export interface CoverageTier {
 export interface CoverageStore extends CoverageTier {
   /** Records the spans of durable receipts as covered for their sinks. */
   recordDurable(receipts: readonly DurableReceipt[]): Promise<void>;
-  /** What the destination is missing within `[from, to)`. */
+  /**
+   * What the destination is missing within `[from, to)`. An impossible
+   * window (negative, not a safe integer, `from > to`) is refused with
+   * `TWG_COVERAGE_RANGE_INVALID`, as the writes refuse impossible ranges.
+   */
   gaps(key: CoverageKey, from: number, to: number): Promise<CoveredRange[]>;
   /** Makes everything recorded so far durable in this store's durable tier. */
   checkpoint(): Promise<void>;

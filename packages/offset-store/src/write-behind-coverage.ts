@@ -1,5 +1,5 @@
-import type { SourceCursor } from '@thalweg/connector-core';
-import type { CoveredRange } from './covered-range.js';
+import type { SinkId, SourceCursor } from '@thalweg/connector-core';
+import { checkWindow, type CoveredRange } from './covered-range.js';
 import type {
   CoverageDelta,
   CoverageKey,
@@ -83,7 +83,13 @@ export class WriteBehindCoverage implements CoverageStore {
   }
 
   async gaps(key: CoverageKey, from: number, to: number): Promise<CoveredRange[]> {
+    checkWindow(from, to, 'gaps');
     return (await this.covered(key)).gaps(from, to);
+  }
+
+  /** Both tiers must know the sink: the checkpoint of what the local one records merges into the durable one. */
+  knows(sink: SinkId): boolean {
+    return this.options.local.knows(sink) && this.options.durable.knows(sink);
   }
 
   async destinations(): Promise<CoverageKey[]> {

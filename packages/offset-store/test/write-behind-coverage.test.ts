@@ -75,6 +75,7 @@ describe('WriteBehindCoverage', () => {
       destinations: inner.destinations.bind(inner),
       saveCursor: inner.saveCursor.bind(inner),
       loadCursor: inner.loadCursor.bind(inner),
+      knows: inner.knows.bind(inner),
       close: inner.close.bind(inner),
     };
     const local = await LevelDbCoverage.open({ location: await location(), sinks: [A] });
@@ -103,6 +104,7 @@ describe('WriteBehindCoverage', () => {
       destinations: inner.destinations.bind(inner),
       saveCursor: inner.saveCursor.bind(inner),
       loadCursor: inner.loadCursor.bind(inner),
+      knows: inner.knows.bind(inner),
       close: async () => undefined,
     };
     const local = await LevelDbCoverage.open({ location: await location(), sinks: [A] });

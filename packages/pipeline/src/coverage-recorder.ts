@@ -1,4 +1,6 @@
+import { ThalwegError } from '@thalweg/connector-core';
 import type { CoverageStore, DurableReceipt } from '@thalweg/offset-store';
+import { PipelineError } from './errors.js';
 
 export interface RecorderStats {
   readonly recorded: number;
@@ -17,6 +19,12 @@ const MAX_BUFFERED = 100_000;
  * in bulk, one write at a time. A failed write keeps its receipts and is
  * retried on the next round: until then the spans are gaps (lag, which costs
  * a replay), never claimed before the sink's durable acknowledgement.
+ *
+ * Only a failure that may pass is retried. One the store classes
+ * `fatal-config` (an unknown sink, corrupt or newer stored coverage, a closed
+ * store) fails the same way every round: retrying it would log forever while
+ * every span stays a gap and the run looks healthy, so it goes to `onFatal`,
+ * which stops the pipeline with it.
  */
 export class CoverageRecorder {
   private buffer: DurableReceipt[] = [];
@@ -28,6 +36,7 @@ export class CoverageRecorder {
   constructor(
     private readonly store: CoverageStore,
     private readonly log: (line: string) => void,
+    private readonly onFatal: (error: PipelineError) => void = () => undefined,
   ) {}
 
   add(receipt: DurableReceipt): void {
@@ -90,6 +99,17 @@ export class CoverageRecorder {
     } catch (cause) {
       this.failures += 1;
       this.buffer = receipts.concat(this.buffer);
+      if (cause instanceof ThalwegError && cause.errorClass === 'fatal-config') {
+        this.onFatal(
+          new PipelineError(
+            'TWG_PIPELINE_COVERAGE_FAILED',
+            `the coverage store refused ${receipts.length} receipts and no retry can change that ` +
+              `(${cause.message}); their spans stay gaps`,
+            cause,
+          ),
+        );
+        return;
+      }
       this.log(
         `coverage write of ${receipts.length} receipts failed, retrying next round: ` +
           (cause instanceof Error ? cause.message : String(cause)),

@@ -4,6 +4,8 @@ export const PIPELINE_ERROR_CODES = [
   'TWG_PIPELINE_TOPOLOGY_INVALID',
   'TWG_PIPELINE_RAW_FAILED',
   'TWG_PIPELINE_COMMIT_FAILED',
+  /** The coverage store refused a write in a way no retry can fix (fatal-config). */
+  'TWG_PIPELINE_COVERAGE_FAILED',
   'TWG_PIPELINE_STUCK',
   'TWG_PIPELINE_STATE',
 ] as const;
@@ -14,6 +16,7 @@ const CLASS_OF: Record<PipelineErrorCode, ErrorClass> = {
   TWG_PIPELINE_TOPOLOGY_INVALID: 'fatal-config',
   TWG_PIPELINE_RAW_FAILED: 'fatal-config',
   TWG_PIPELINE_COMMIT_FAILED: 'fatal-config',
+  TWG_PIPELINE_COVERAGE_FAILED: 'fatal-config',
   TWG_PIPELINE_STUCK: 'fatal-config',
   TWG_PIPELINE_STATE: 'fatal-config',
 };

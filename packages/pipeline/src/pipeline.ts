@@ -106,13 +106,37 @@ export class Pipeline {
    * store-managed source at its stored cursors. Nothing is read yet.
    */
   static async open(spec: PipelineSpec): Promise<Pipeline> {
-    const config = parsePipelineConfig(spec.config ?? {});
     const log = spec.log ?? ((line: string) => console.info(line));
+    try {
+      const pipeline = Pipeline.create(spec, log);
+      await pipeline.openParts(spec);
+      return pipeline;
+    } catch (error) {
+      // The pipeline owns the source and the coverage store from this call
+      // on. A failed open releases them (and openParts the sinks it opened),
+      // so the caller can open them again in this process and retry: a
+      // LevelDB store left open would refuse the retry with LEVEL_LOCKED.
+      const released = await Promise.allSettled([spec.source.close(), spec.coverage.close()]);
+      for (const r of released) {
+        if (r.status === 'rejected') {
+          log(`thalweg pipeline: releasing after a failed open: ${reason(r.reason)}`);
+        }
+      }
+      throw error;
+    }
+  }
+
+  private static create(spec: PipelineSpec, log: (line: string) => void): Pipeline {
+    const config = parsePipelineConfig(spec.config ?? {});
     const clock = spec.clock ?? monotonicClock;
     const source = spec.source;
     const sourceName = spec.sourceName ?? source.cluster;
-    const recorder = new CoverageRecorder(spec.coverage, (line) =>
-      log(`thalweg pipeline: ${line}`),
+    // Bound once the pipeline exists: a fatal coverage refusal stops it.
+    let created: Pipeline | null = null;
+    const recorder = new CoverageRecorder(
+      spec.coverage,
+      (line) => log(`thalweg pipeline: ${line}`),
+      (error) => created?.fail(error),
     );
     const commit =
       source.regime === 'broker-managed'
@@ -125,7 +149,7 @@ export class Pipeline {
     const committer = new PositionCommitter(commit, config.commit.maxConsecutiveFailures, (line) =>
       log(`thalweg pipeline: ${line}`),
     );
-    const pipeline = new Pipeline(
+    created = new Pipeline(
       source,
       sourceName,
       spec.coverage,
@@ -138,8 +162,7 @@ export class Pipeline {
       spec.memoryUsage ?? (() => process.memoryUsage.rss()),
       log,
     );
-    await pipeline.openParts(spec);
-    return pipeline;
+    return created;
   }
 
   /**
@@ -240,6 +263,7 @@ export class Pipeline {
         ),
     );
     const opened: Sink<'primary-raw' | 'secondary', unknown>[] = [];
+    let lanesStarted = false;
     try {
       const raw = await spec.primaryRaw(rawTarget);
       opened.push(raw);
@@ -253,13 +277,15 @@ export class Pipeline {
       }
       validateTopology(
         this.source,
-        raw.descriptor,
+        raw,
         sinks.map((s) => s.descriptor),
         this.config,
+        this.coverage,
       );
       sinks.forEach((sink, i) =>
         lanes[i]?.start(sink, secondaryConfig(this.config, sink.descriptor.id)),
       );
+      lanesStarted = true;
       this.raw = raw;
       this.lanes = lanes;
       await reconcileRawCoverage(raw, this.coverage);
@@ -278,7 +304,15 @@ export class Pipeline {
       this.recovery = this.repair.runner;
       if (this.config.recovery.role !== 'recovery') await this.positionSource();
     } catch (error) {
-      await Promise.allSettled(opened.map((s) => s.close()));
+      // A started lane owns its sink and closes it when stopped (nothing was
+      // offered to it yet, so it drains at once).
+      const drainMs = this.config.shutdown.secondaryDrainMs;
+      const [raw] = opened;
+      const releases: Promise<void>[] = lanesStarted
+        ? [...(raw === undefined ? [] : [raw.close()]), ...lanes.map((l) => l.stop(drainMs))]
+        : opened.map((s) => s.close());
+      await Promise.allSettled(releases);
+      this.recovery = null;
       throw error;
     }
     this.source.onAssignment?.((event) => {
@@ -596,9 +630,7 @@ export class Pipeline {
     if (this.failure === null) {
       this.failure =
         error instanceof Error ? error : new PipelineError('TWG_PIPELINE_STATE', String(error));
-      this.log(
-        `thalweg pipeline: stopping on failure: ${error instanceof Error ? error.message : String(error)}`,
-      );
+      this.log(`thalweg pipeline: stopping on failure: ${reason(error)}`);
     }
     this.abort.abort();
   }
@@ -608,4 +640,8 @@ export class Pipeline {
       throw new PipelineError('TWG_PIPELINE_STATE', 'the pipeline is not open');
     return this.raw;
   }
+}
+
+function reason(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

@@ -1,4 +1,4 @@
-import { partitionKey, type SourcePartition } from '@thalweg/connector-core';
+import { partitionKey, ThalwegError, type SourcePartition } from '@thalweg/connector-core';
 import { PipelineError } from './errors.js';
 
 /** Stores a position: a broker commit, or a cursor saved in the offset store. */
@@ -140,6 +140,18 @@ export class PositionCommitter {
           `commit of ${entry.partition.topic}/${entry.partition.partition} at ${next} failed ` +
             `(${this.consecutive} in a row): ${cause instanceof Error ? cause.message : String(cause)}`,
         );
+        // A refusal its own code classes fatal-config (a cursor the store
+        // cannot keep, a commit ahead of what was read) is the same on every
+        // try: fail now rather than retry it until the limit.
+        if (cause instanceof ThalwegError && cause.errorClass === 'fatal-config') {
+          this.fatal = new PipelineError(
+            'TWG_PIPELINE_COMMIT_FAILED',
+            `the commit of ${entry.partition.topic}/${entry.partition.partition} at ${next} was refused ` +
+              'and no retry can change that',
+            cause,
+          );
+          throw this.fatal;
+        }
         // Per partition too: another partition's successes reset the global
         // count, and would otherwise hide a position pinned for good.
         if (

@@ -68,7 +68,8 @@ export type QuarantineWriter = (entry: QuarantineEntry<QuarantinedRecord>) => Pr
 /**
  * A topology: one source, one primary-raw sink and any number of
  * secondaries, with the coverage store colocated with raw. The pipeline owns
- * every part once started and closes them on shutdown. The same spec runs in
+ * every part from the call to `Pipeline.open` and closes them on shutdown,
+ * or when the open fails (reopen them to retry). The same spec runs in
  * any role (`config.recovery.role`); in the `recovery` role the source is
  * never read.
  */

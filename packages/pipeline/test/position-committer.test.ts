@@ -1,3 +1,4 @@
+import { CoverageError } from '@thalweg/offset-store';
 import { describe, expect, it } from 'vitest';
 import { PositionCommitter } from '../src/position-committer.js';
 
@@ -52,5 +53,27 @@ describe('PositionCommitter', () => {
     };
     await expect(rounds()).rejects.toThrow(/TWG_PIPELINE_COMMIT_FAILED.*t\/0/);
     expect(committer.committed(p1)).toBeGreaterThan(0);
+  });
+
+  it('fails at once on a fatal-config refusal instead of retrying it to the limit', async () => {
+    const p0 = { topic: 't', partition: 0 };
+    let calls = 0;
+    const committer = new PositionCommitter(
+      async () => {
+        calls += 1;
+        throw new CoverageError('TWG_COVERAGE_RANGE_INVALID', 'cursor key topic: refused');
+      },
+      20,
+      () => undefined,
+    );
+    committer.boundary(p0, 10);
+    committer.durable(p0, 10);
+    const error = await committer.commitPending().then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(error).toMatchObject({ code: 'TWG_PIPELINE_COMMIT_FAILED' });
+    expect((error as Error).cause).toBeInstanceOf(CoverageError);
+    expect(calls).toBe(1);
   });
 });

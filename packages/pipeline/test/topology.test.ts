@@ -118,6 +118,73 @@ describe('topology validation', () => {
     expect(bad.message).toMatch(/config\.flowControl\.byteBudget\.bytes/);
   });
 
+  it('refuses a raw of another cluster than the source, releasing everything it opened', async () => {
+    const s = source();
+    const store = coverage();
+    let raw: MemoryRawSink | undefined;
+    const error = await refusal(() =>
+      Pipeline.open({
+        source: s,
+        coverage: store,
+        primaryRaw: (c) => {
+          raw = new MemoryRawSink(c);
+          raw.cluster = 'prod-us';
+          return raw;
+        },
+      }),
+    );
+    expect(error.code).toBe('TWG_CONFIG_INVALID');
+    expect(error.path).toBe('primaryRaw.cluster');
+    expect(error.reason).toMatch(/"prod-us".*"memory"/);
+    expect(raw?.closed).toBe(true);
+    expect(s.closed).toBe(true);
+    await expect(
+      store.gaps({ sink: sinkId('raw'), topic: 't', partition: 0 }, 0, 1),
+    ).rejects.toThrow(/TWG_COVERAGE_CLOSED/);
+  });
+
+  it('refuses a coverage store that does not keep coverage for a durable secondary', async () => {
+    const s = source();
+    let sec: MemorySecondary | undefined;
+    const error = await refusal(() =>
+      Pipeline.open({
+        source: s,
+        coverage: new InMemoryCoverage({ sinks: [sinkId('raw')] }),
+        primaryRaw: (c) => new MemoryRawSink(c),
+        secondaries: [
+          secondary({ open: (c) => (sec = new MemorySecondary(c, 'sec')), derive: jsonRows }),
+        ],
+      }),
+    );
+    expect(error.path).toBe('coverage.sinks');
+    expect(error.reason).toMatch(/"sec" \(secondaries\[0\]\)/);
+    expect(sec?.closed).toBe(true);
+    expect(s.closed).toBe(true);
+    // Nor raw's own id: raw's coverage is recorded too.
+    const noRaw = await refusal(() =>
+      Pipeline.open({
+        source: source(),
+        coverage: new InMemoryCoverage({ sinks: [sinkId('sec')] }),
+        primaryRaw: (c) => new MemoryRawSink(c),
+      }),
+    );
+    expect(noRaw.reason).toMatch(/"raw" \(primaryRaw\)/);
+    // A non-durable secondary records no coverage, so the store need not know it.
+    const opened = await Pipeline.open({
+      source: source(),
+      coverage: new InMemoryCoverage({ sinks: [sinkId('raw')] }),
+      config: { secondaries: { sec: { allowNonDurable: true } } },
+      primaryRaw: (c) => new MemoryRawSink(c),
+      secondaries: [
+        secondary({
+          open: (c) => new MemorySecondary(c, 'sec', { kind: 'none', reason: 'best effort' }),
+          derive: jsonRows,
+        }),
+      ],
+    });
+    expect((await opened.run()).raw.durableRecords).toBe(10);
+  });
+
   it('closes the sinks it opened when validation refuses the topology', async () => {
     let raw: MemoryRawSink | undefined;
     await refusal(() =>

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { backoffDelay, sleep, type RetryPolicy } from './backoff.js';
-import { RawSinkError, reasonOf } from './errors.js';
+import { diskFullCode, RawSinkError, reasonOf } from './errors.js';
 import type { SegmentFs } from './segment-fs.js';
 import { tempName } from './segment-name.js';
 
@@ -24,6 +24,14 @@ export interface DurableWriteDeps {
  * fsync repeated. A rename that landed before the directory fsync failed is
  * simply replaced by the next attempt's identical file. After the last
  * attempt the error names the segment file and the cause.
+ *
+ * A full disk (ENOSPC, or EDQUOT for a quota) is not retried: each attempt
+ * would write the whole segment again until the disk is full again, taking
+ * the space other processes on that disk are waiting for, and the attempts
+ * are over in about a second, long before anyone frees space. The error says
+ * the disk is full and names the file being written; nothing of the segment
+ * was confirmed, so its batches are replayed once space is freed and the
+ * sink reopened.
  */
 export async function writeSegmentDurably(
   deps: DurableWriteDeps,
@@ -51,6 +59,17 @@ export async function writeSegmentDurably(
     } catch (error) {
       // Best effort: a temp file left behind is deleted on the next open.
       await fs.remove(temp).catch(() => undefined);
+      const full = diskFullCode(error);
+      if (full !== null) {
+        throw new RawSinkError(
+          'TWG_RAW_WRITE_FAILED',
+          `the disk is full (${full}) writing ${temp}: free space on the file system of ${dir}, ` +
+            'then reopen the sink; nothing of this segment was confirmed, so its batches replay ' +
+            `(not retried: every attempt would fill the disk again) [${reasonOf(error)}]`,
+          { file: target },
+          error,
+        );
+      }
       if (attempt >= retry.attempts) {
         throw new RawSinkError(
           'TWG_RAW_WRITE_FAILED',

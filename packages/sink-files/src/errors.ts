@@ -111,3 +111,12 @@ export function describeSpans(spans: readonly OffsetSpan[]): string {
 export function reasonOf(cause: unknown): string {
   return cause instanceof Error ? cause.message : String(cause);
 }
+
+/**
+ * `ENOSPC` or `EDQUOT` when the error is the file system refusing space (no
+ * space left on the device, or the user's quota spent), else null.
+ */
+export function diskFullCode(error: unknown): 'ENOSPC' | 'EDQUOT' | null {
+  const code = (error as { readonly code?: unknown } | null)?.code;
+  return code === 'ENOSPC' || code === 'EDQUOT' ? code : null;
+}

@@ -1,12 +1,15 @@
 import { resolve } from 'node:path';
 import {
-  ConfigError,
+  functionOption,
+  objectWith,
+  parseConfig,
   RecordIdHasher,
   isSinkId,
   type ConfirmTarget,
   type OffsetSpan,
   type SinkId,
 } from '@thalweg/connector-core';
+import { z } from 'zod';
 import type { RetryPolicy } from './backoff.js';
 import { reasonOf } from './errors.js';
 import { nodeSegmentFs, type SegmentFs } from './segment-fs.js';
@@ -100,142 +103,104 @@ export interface ResolvedOptions {
   readonly log: (line: string) => void;
 }
 
-const KNOWN = new Set([
-  'id',
-  'dir',
-  'cluster',
-  'confirm',
-  'maxSegmentBytes',
-  'maxBatchesPerSegment',
-  'maxQueuedBatches',
-  'maxQueuedBytes',
-  'readChunkRecords',
-  'writer',
-  'fs',
-  'retry',
-  'onError',
-  'log',
-]);
-const FS_METHODS = ['ensureDir', 'list', 'readFile', 'create', 'rename', 'syncDir', 'remove'];
+// Every method of SegmentFs, checked by the compiler: a method added to the
+// seam cannot be left out of the check below.
+const FS_METHOD_SET: Record<keyof SegmentFs, true> = {
+  ensureDir: true,
+  list: true,
+  readFile: true,
+  size: true,
+  create: true,
+  append: true,
+  truncate: true,
+  rename: true,
+  syncDir: true,
+  remove: true,
+};
+const FS_METHODS = Object.keys(FS_METHOD_SET) as (keyof SegmentFs)[];
 // Node timers overflow above 2^31 - 1 ms (they fire after 1 ms instead).
 const MAX_DELAY = 0x7fffffff;
 
+const int = (min: number, max: number, fallback: number) =>
+  z.number().int().min(min).max(max).default(fallback);
 /**
- * Validates the options once, at the edge, by hand (this package does not
- * depend on zod). A refusal is a ConfigError naming the field path and why;
- * an unknown key is refused, so a misspelt knob is not silently ignored.
+ * The options, validated at the edge: strict, so a misspelt knob (such as
+ * `waitPerBatch`) is refused rather than left at its default; a refusal
+ * names the path, `rawSegments.retry.attempts`.
  */
+const rawSegmentSinkOptionsSchema = z
+  .strictObject({
+    id: z.custom<SinkId>(isSinkId, 'is not a sink id (use sinkId())'),
+    dir: z.string().min(1, 'must be a non-empty path'),
+    cluster: z.string(),
+    confirm: objectWith<ConfirmTarget<'primary-raw'>>(
+      'apply',
+      'a ConfirmTarget with an apply method',
+    ),
+    maxSegmentBytes: int(1024, 1024 * MiB, 64 * MiB),
+    maxBatchesPerSegment: int(1, 1_000_000, 1024),
+    maxQueuedBatches: int(1, 10_000_000, 2048),
+    maxQueuedBytes: int(1, Number.MAX_SAFE_INTEGER, 128 * MiB),
+    readChunkRecords: int(1, 1_000_000, 4096),
+    writer: z.enum(['worker', 'inline']).default('worker'),
+    fs: z
+      .custom<SegmentFs>((v) => typeof v === 'object' && v !== null, 'must be a SegmentFs')
+      .optional(),
+    retry: z
+      .strictObject({
+        attempts: int(1, 1000, 5),
+        baseDelayMs: int(0, MAX_DELAY, 10),
+        maxDelayMs: int(0, MAX_DELAY, 1000),
+      })
+      .prefault({}),
+    onError: functionOption<(event: RawSinkEvent) => void>().optional(),
+    log: functionOption<(line: string) => void>().optional(),
+  })
+  .superRefine((o, ctx) => {
+    try {
+      // Record ids of what raw holds are computed with this cluster: refuse now
+      // a name the id cannot hash unambiguously, not at the first derivation.
+      new RecordIdHasher(o.cluster, 'check', 0);
+    } catch (cause) {
+      ctx.addIssue({ code: 'custom', path: ['cluster'], message: reasonOf(cause) });
+    }
+    const fs = o.fs;
+    if (fs === undefined || fs === nodeSegmentFs) return;
+    for (const method of FS_METHODS) {
+      if (typeof (fs as unknown as Record<string, unknown>)[method] !== 'function') {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['fs', method],
+          message: 'must be a function (see SegmentFs)',
+        });
+        return;
+      }
+    }
+    if (o.writer === 'worker') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['fs'],
+        message:
+          "an injected file system needs writer: 'inline' (the worker thread writes through " +
+          'node:fs; functions cannot cross a thread boundary)',
+      });
+    }
+  });
+
+/** Validates the options once, at the edge; a refusal is a ConfigError naming the field path. */
 export function resolveOptions(
   input: RawSegmentSinkOptions,
   path = 'rawSegments',
 ): ResolvedOptions {
-  const at = (field: string) => `${path}.${field}`;
-  if (typeof input !== 'object' || (input as unknown) === null) {
-    throw new ConfigError(path, 'options must be an object');
-  }
-  for (const key of Object.keys(input)) {
-    if (!KNOWN.has(key)) throw new ConfigError(at(key), 'is not an option of the raw segment sink');
-  }
-  if (!isSinkId(input.id)) {
-    throw new ConfigError(at('id'), `${JSON.stringify(input.id)} is not a sink id (use sinkId())`);
-  }
-  if (typeof input.dir !== 'string' || input.dir.length === 0) {
-    throw new ConfigError(at('dir'), 'must be a non-empty path');
-  }
-  if (typeof input.cluster !== 'string') throw new ConfigError(at('cluster'), 'must be a string');
-  try {
-    // Record ids of what raw holds are computed with this cluster: refuse now
-    // a name the id cannot hash unambiguously, not at the first derivation.
-    new RecordIdHasher(input.cluster, 'check', 0);
-  } catch (cause) {
-    throw new ConfigError(at('cluster'), reasonOf(cause));
-  }
-  if (
-    typeof (input.confirm as Partial<ConfirmTarget<'primary-raw'>> | undefined)?.apply !==
-    'function'
-  ) {
-    throw new ConfigError(at('confirm'), 'must be a ConfirmTarget with an apply method');
-  }
-  const writer: unknown = input.writer ?? 'worker';
-  if (writer !== 'worker' && writer !== 'inline') {
-    throw new ConfigError(at('writer'), `${show(writer)} is not 'worker' or 'inline'`);
-  }
-  const fs = input.fs ?? nodeSegmentFs;
-  for (const method of FS_METHODS) {
-    if (typeof (fs as unknown as Record<string, unknown>)[method] !== 'function') {
-      throw new ConfigError(at(`fs.${method}`), 'must be a function (see SegmentFs)');
-    }
-  }
-  if (writer === 'worker' && fs !== nodeSegmentFs) {
-    throw new ConfigError(
-      at('fs'),
-      "an injected file system needs writer: 'inline' (the worker thread writes through " +
-        'node:fs; functions cannot cross a thread boundary)',
-    );
-  }
-  for (const hook of ['onError', 'log'] as const) {
-    if (input[hook] !== undefined && typeof input[hook] !== 'function') {
-      throw new ConfigError(at(hook), 'must be a function');
-    }
-  }
-  const retry: unknown = input.retry ?? {};
-  if (typeof retry !== 'object' || retry === null) {
-    throw new ConfigError(at('retry'), 'must be an object');
-  }
-  for (const key of Object.keys(retry)) {
-    if (!['attempts', 'baseDelayMs', 'maxDelayMs'].includes(key)) {
-      throw new ConfigError(at(`retry.${key}`), 'is not a retry option');
-    }
-  }
-  const r = retry as NonNullable<RawSegmentSinkOptions['retry']>;
-  const maxSegmentBytes = integer(
-    input.maxSegmentBytes,
-    64 * MiB,
-    1024,
-    1024 * MiB,
-    at('maxSegmentBytes'),
-  );
+  const o = parseConfig(rawSegmentSinkOptionsSchema, input, path);
   return {
-    id: input.id,
+    ...o,
     // Absolute and normalised: error messages name files by this path.
-    dir: resolve(input.dir),
-    cluster: input.cluster,
-    confirm: input.confirm,
-    maxSegmentBytes,
-    maxBatchesPerSegment: integer(
-      input.maxBatchesPerSegment,
-      1024,
-      1,
-      1_000_000,
-      at('maxBatchesPerSegment'),
-    ),
-    maxQueuedBatches: integer(input.maxQueuedBatches, 2048, 1, 10_000_000, at('maxQueuedBatches')),
-    maxQueuedBytes: integer(
-      input.maxQueuedBytes,
-      128 * MiB,
-      1,
-      Number.MAX_SAFE_INTEGER,
-      at('maxQueuedBytes'),
-    ),
-    readChunkRecords: integer(input.readChunkRecords, 4096, 1, 1_000_000, at('readChunkRecords')),
-    writer,
-    fs,
-    retry: {
-      attempts: integer(r.attempts, 5, 1, 1000, at('retry.attempts')),
-      baseDelayMs: integer(r.baseDelayMs, 10, 0, MAX_DELAY, at('retry.baseDelayMs')),
-      maxDelayMs: integer(r.maxDelayMs, 1000, 0, MAX_DELAY, at('retry.maxDelayMs')),
-    },
-    onError: input.onError ?? (() => undefined),
-    log: input.log ?? ((line: string) => console.info(line)),
+    dir: resolve(o.dir),
+    fs: o.fs ?? nodeSegmentFs,
+    onError: o.onError ?? (() => undefined),
+    log: o.log ?? ((line: string) => console.info(line)),
   };
-}
-
-function integer(value: unknown, fallback: number, min: number, max: number, path: string): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max) {
-    throw new ConfigError(path, `${show(value)} is not an integer in [${min}, ${max}]`);
-  }
-  return value;
 }
 
 /** One line per setting, for the start-up log. */
@@ -254,11 +219,4 @@ export function describeOptions(o: ResolvedOptions): string[] {
     `retry.maxDelayMs=${o.retry.maxDelayMs}`,
     `fs=${o.fs === nodeSegmentFs ? 'node' : 'injected'}`,
   ];
-}
-
-function show(value: unknown): string {
-  if (typeof value === 'number') return String(value);
-  // JSON.stringify returns undefined for undefined and functions, whatever its type says.
-  const json = JSON.stringify(value) as string | undefined;
-  return json ?? typeof value;
 }

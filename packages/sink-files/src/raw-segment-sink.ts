@@ -100,6 +100,11 @@ export class RawSegmentSink implements ReplayableSink<SourceBatch> {
     registerWriter(this, writer);
   }
 
+  /** The cluster every segment records: record ids of what raw holds hash it. */
+  get cluster(): string {
+    return this.options.cluster;
+  }
+
   /**
    * Validates the options (a ConfigError names the field), logs every
    * setting, then reads the directory's manifest (segment-scan.ts): every

@@ -9,6 +9,7 @@ import {
   type FileHandle,
 } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { writeAll } from './write-all.js';
 
 /** A file being written: the steps of flush-close durability, one call each. */
 export interface SegmentFile {
@@ -91,16 +92,8 @@ export const nodeSegmentFs: SegmentFs = {
 
 function fileOf(handle: FileHandle): SegmentFile {
   return {
-    async write(chunks) {
-      let expected = 0;
-      for (const chunk of chunks) expected += chunk.byteLength;
-      // libuv writes every buffer (in groups of IOV_MAX, resuming after
-      // short writes); a shortfall left over is an error, and retried.
-      const { bytesWritten } = await handle.writev(chunks);
-      if (bytesWritten !== expected) {
-        throw new Error(`wrote ${bytesWritten} of ${expected} bytes`);
-      }
-    },
+    // Every byte, or the errno of the write that failed (write-all.ts).
+    write: (chunks) => writeAll(handle, chunks),
     sync: () => handle.sync(),
     close: () => handle.close(),
   };

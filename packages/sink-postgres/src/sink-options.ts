@@ -1,7 +1,9 @@
 import type pg from 'pg';
 import {
-  ConfigError,
+  functionOption,
   isSinkId,
+  objectWith,
+  parseConfig,
   type ConfirmTarget,
   type OffsetSpan,
   type SinkId,
@@ -9,9 +11,9 @@ import {
 import type { PostgresCoverage } from '@thalweg/offset-store';
 import type { RetryPolicy } from './backoff.js';
 import type { PostgresSinkError } from './errors.js';
-import { shown } from './shown-value.js';
+import { z } from 'zod';
 import type { StatementShape } from './insert-plan.js';
-import { checkTableSpec, type PgTableSpec } from './table-spec.js';
+import { pgTableSpecSchema, type PgTableSpec } from './table-spec.js';
 
 /** The part of a coverage store that can write inside the sink's own transaction. */
 export type TransactionalCoverage = Pick<PostgresCoverage, 'recordInTransaction'>;
@@ -88,68 +90,77 @@ export interface ResolvedOptions {
   readonly onPoison: PoisonPolicy;
 }
 
+/** The root of every option path of this sink (the shared convention, parse-config.ts). */
 const PATH = 'postgresSink';
 
-/** Validates the options once, at construction; a refusal names the field. */
-export function resolveOptions(options: PostgresSinkOptions): ResolvedOptions {
-  // JavaScript callers bypass the types.
-  const given: unknown = options;
-  if (typeof given !== 'object' || given === null) throw new ConfigError(PATH, 'must be an object');
-  if (!isSinkId(options.id)) throw new ConfigError(`${PATH}.id`, 'must be a SinkId (see sinkId())');
-  const hasPool = options.pool !== undefined;
-  const hasUrl = options.connectionString !== undefined;
-  if (hasPool === hasUrl) {
-    throw new ConfigError(
-      hasPool ? `${PATH}.connectionString` : `${PATH}.pool`,
-      'give exactly one of pool and connectionString',
-    );
-  }
-  if (hasUrl && (typeof options.connectionString !== 'string' || options.connectionString === '')) {
-    throw new ConfigError(`${PATH}.connectionString`, 'must be a non-empty string');
-  }
-  checkFunction(options.confirm, 'apply', `${PATH}.confirm`);
-  if (options.coverage !== undefined) {
-    checkFunction(options.coverage, 'recordInTransaction', `${PATH}.coverage`);
-  }
-  const statement = oneOf(options.statement, ['unnest', 'values'] as const, 'statement');
-  const onPoison = oneOf(options.onPoison, ['fail', 'skip'] as const, 'onPoison');
-  for (const f of ['onError', 'log'] as const) {
-    if (options[f] !== undefined && typeof options[f] !== 'function') {
-      throw new ConfigError(`${PATH}.${f}`, 'must be a function');
+const int = (min: number, max: number, fallback: number) =>
+  z.number().int().min(min).max(max).default(fallback);
+/**
+ * The options, validated once at construction: strict, so a misspelt knob
+ * (`maxQueuedBatchez`) is refused naming it rather than left at its default.
+ */
+const postgresSinkOptionsSchema = z
+  .strictObject({
+    id: z.custom<SinkId>(isSinkId, 'must be a SinkId (see sinkId())'),
+    pool: z
+      .custom<pg.Pool>((v) => typeof v === 'object' && v !== null, 'must be a pg.Pool')
+      .optional(),
+    connectionString: z.string().min(1, 'must be a non-empty string').optional(),
+    table: pgTableSpecSchema,
+    confirm: objectWith<ConfirmTarget<'secondary'>>('apply'),
+    coverage: objectWith<TransactionalCoverage>('recordInTransaction').optional(),
+    maxRowsPerStatement: int(1, 1_000_000, 1000),
+    maxQueuedBatches: int(1, 65_536, 64),
+    maxBatchesPerTransaction: int(1, 4096, 16),
+    statement: z.enum(['unnest', 'values']).default('unnest'),
+    retry: z
+      .strictObject({
+        maxAttempts: int(1, 1000, 8),
+        // Node timers overflow above 2^31 - 1 ms (they would fire after 1 ms).
+        baseDelayMs: int(0, 0x7fffffff, 50),
+        maxDelayMs: int(0, 0x7fffffff, 5_000),
+      })
+      .prefault({}),
+    onPoison: z.enum(['fail', 'skip']).default('fail'),
+    onError: functionOption<(error: PostgresSinkError) => void>().optional(),
+    log: functionOption<(line: string) => void>().optional(),
+    hooks: z
+      .strictObject({
+        beforeCommit: functionOption<(tx: TransactionProbe) => Promise<void>>().optional(),
+      })
+      .optional(),
+  })
+  .superRefine((o, ctx) => {
+    if ((o.pool === undefined) === (o.connectionString === undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [o.pool === undefined ? 'pool' : 'connectionString'],
+        message: 'give exactly one of pool and connectionString',
+      });
     }
-  }
-  const retry = options.retry ?? {};
-  const resolved: ResolvedOptions = {
-    id: options.id,
-    table: checkTableSpec(options.table, `${PATH}.table`),
-    maxRowsPerStatement: int(
-      options.maxRowsPerStatement,
-      1000,
-      1,
-      1_000_000,
-      'maxRowsPerStatement',
-    ),
-    maxQueuedBatches: int(options.maxQueuedBatches, 64, 1, 65_536, 'maxQueuedBatches'),
-    maxBatchesPerTransaction: int(
-      options.maxBatchesPerTransaction,
-      16,
-      1,
-      4096,
-      'maxBatchesPerTransaction',
-    ),
-    statement,
-    retry: {
-      maxAttempts: int(retry.maxAttempts, 8, 1, 1000, 'retry.maxAttempts'),
-      // Node timers overflow above 2^31 - 1 ms (they would fire after 1 ms).
-      baseDelayMs: int(retry.baseDelayMs, 50, 0, 0x7fffffff, 'retry.baseDelayMs'),
-      maxDelayMs: int(retry.maxDelayMs, 5_000, 0, 0x7fffffff, 'retry.maxDelayMs'),
-    },
-    onPoison,
+    if (o.retry.maxDelayMs < o.retry.baseDelayMs) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['retry', 'maxDelayMs'],
+        message: 'must not be below retry.baseDelayMs',
+      });
+    }
+  });
+
+/** Validates the options once, at construction; a refusal names the field (`postgresSink.table.name`). */
+export function resolveOptions(options: PostgresSinkOptions): ResolvedOptions {
+  const o = parseConfig(postgresSinkOptionsSchema, options, PATH);
+  return {
+    id: o.id,
+    // The spec as given, now checked (its optional schema stays absent, not undefined).
+    table: options.table,
+    maxRowsPerStatement: o.maxRowsPerStatement,
+    maxQueuedBatches: o.maxQueuedBatches,
+    maxBatchesPerTransaction: o.maxBatchesPerTransaction,
+    statement: o.statement,
+    retry: o.retry,
+    onPoison: o.onPoison,
   };
-  if (resolved.retry.maxDelayMs < resolved.retry.baseDelayMs) {
-    throw new ConfigError(`${PATH}.retry.maxDelayMs`, 'must not be below retry.baseDelayMs');
-  }
-  return resolved;
 }
 
 /** One line per knob, for the start-up log. */
@@ -166,36 +177,4 @@ export function describeOptions(o: ResolvedOptions, table: string): string {
     `retry.maxDelayMs=${o.retry.maxDelayMs}`,
     `onPoison=${o.onPoison}`,
   ].join(' ');
-}
-
-function int(value: unknown, fallback: number, min: number, max: number, field: string): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max) {
-    throw new ConfigError(
-      `${PATH}.${field}`,
-      `${shown(value)} is not an integer in [${min}, ${max}]`,
-    );
-  }
-  return value;
-}
-
-/** The first choice is the default. */
-function oneOf<const C extends readonly [string, ...string[]]>(
-  value: unknown,
-  choices: C,
-  field: string,
-): C[number] {
-  if (value === undefined) return choices[0];
-  if (typeof value === 'string' && choices.includes(value)) return value;
-  throw new ConfigError(`${PATH}.${field}`, `${shown(value)} is not one of ${choices.join(', ')}`);
-}
-
-function checkFunction(target: unknown, method: string, path: string): void {
-  if (
-    typeof target !== 'object' ||
-    target === null ||
-    typeof (target as Record<string, unknown>)[method] !== 'function'
-  ) {
-    throw new ConfigError(path, `must be an object with a ${method}() method`);
-  }
 }

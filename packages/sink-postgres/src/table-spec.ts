@@ -1,5 +1,5 @@
-import { ConfigError, RECORD_ID_COLUMN } from '@thalweg/connector-core';
-import { shown } from './shown-value.js';
+import { RECORD_ID_COLUMN } from '@thalweg/connector-core';
+import { z } from 'zod';
 
 /** The column types the sink writes; each is sent as text or bytes and cast by the server. */
 export const PG_COLUMN_TYPES = [
@@ -57,65 +57,44 @@ export function qualifiedName(spec: PgTableSpec): string {
 
 const MAX_IDENT_BYTES = 63;
 
+const identifier = z
+  .string()
+  .refine(
+    (v) => v.length > 0 && !v.includes('\u0000') && Buffer.byteLength(v, 'utf8') <= MAX_IDENT_BYTES,
+    `must be a non-empty identifier of at most ${MAX_IDENT_BYTES} UTF-8 bytes without NUL`,
+  );
+
 /**
  * Refuses a spec PostgreSQL would not store as written: an identifier over
  * 63 bytes is silently truncated by the server (two columns could become
  * one), NUL cannot be stored, and a duplicate or reserved column is ambiguous.
- * The spec is read as unknown data: JavaScript callers bypass the types.
  */
-export function checkTableSpec(spec: PgTableSpec, path: string): PgTableSpec {
-  const given: unknown = spec;
-  if (typeof given !== 'object' || given === null) throw new ConfigError(path, 'must be an object');
-  const { name, schema, columns } = given as Record<string, unknown>;
-  checkIdent(name, `${path}.name`);
-  if (schema !== undefined) checkIdent(schema, `${path}.schema`);
-  if (!Array.isArray(columns) || columns.length === 0) {
-    throw new ConfigError(`${path}.columns`, 'must be a non-empty array');
-  }
-  const seen = new Set<string>();
-  columns.forEach((column: unknown, i) => {
-    const at = `${path}.columns[${i}]`;
-    if (typeof column !== 'object' || column === null) {
-      throw new ConfigError(at, 'must be an object with name, type and nullable');
-    }
-    const c = column as Record<string, unknown>;
-    const columnName = checkIdent(c['name'], `${at}.name`);
-    if (columnName === RECORD_ID_COLUMN) {
-      throw new ConfigError(
-        `${at}.name`,
-        `${RECORD_ID_COLUMN} is added by the sink; do not list it`,
-      );
-    }
-    if (seen.has(columnName))
-      throw new ConfigError(`${at}.name`, `duplicate column "${columnName}"`);
-    seen.add(columnName);
-    if (
-      typeof c['type'] !== 'string' ||
-      !(PG_COLUMN_TYPES as readonly string[]).includes(c['type'])
-    ) {
-      throw new ConfigError(
-        `${at}.type`,
-        `${shown(c['type'])} is not one of ${PG_COLUMN_TYPES.join(', ')}`,
-      );
-    }
-    if (typeof c['nullable'] !== 'boolean') {
-      throw new ConfigError(`${at}.nullable`, 'must be true or false');
-    }
-  });
-  return spec;
-}
-
-function checkIdent(value: unknown, path: string): string {
-  if (
-    typeof value !== 'string' ||
-    value.length === 0 ||
-    value.includes('\u0000') ||
-    Buffer.byteLength(value, 'utf8') > MAX_IDENT_BYTES
-  ) {
-    throw new ConfigError(
-      path,
-      `${shown(value)} must be a non-empty identifier of at most ${MAX_IDENT_BYTES} UTF-8 bytes without NUL`,
-    );
-  }
-  return value;
-}
+export const pgTableSpecSchema = z.strictObject({
+  schema: identifier.optional(),
+  name: identifier,
+  columns: z
+    .array(
+      z.strictObject({
+        name: identifier.refine(
+          (v) => v !== RECORD_ID_COLUMN,
+          `${RECORD_ID_COLUMN} is added by the sink; do not list it`,
+        ),
+        type: z.enum(PG_COLUMN_TYPES, { error: `must be one of ${PG_COLUMN_TYPES.join(', ')}` }),
+        nullable: z.boolean({ error: 'must be true or false' }),
+      }),
+    )
+    .min(1, 'must be a non-empty array')
+    .superRefine((columns, ctx) => {
+      const seen = new Set<string>();
+      columns.forEach((c, i) => {
+        if (seen.has(c.name)) {
+          ctx.addIssue({
+            code: 'custom',
+            path: [i, 'name'],
+            message: `duplicate column "${c.name}"`,
+          });
+        }
+        seen.add(c.name);
+      });
+    }),
+});

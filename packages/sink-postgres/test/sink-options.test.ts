@@ -77,6 +77,18 @@ describe('PostgresSink options', () => {
     expect(e.code).toBe('TWG_CONFIG_INVALID');
   });
 
+  it('refuses an unknown option, naming it', () => {
+    const e = refusal({ maxQueuedBatchez: 8 });
+    expect(e.path).toBe('postgresSink.maxQueuedBatchez');
+    expect(e.message).toMatch(/postgresSink\.maxQueuedBatchez: .*unknown key/);
+    expect(refusal({ retry: { maxAttempt: 3 } }).path).toBe('postgresSink.retry.maxAttempt');
+    expect(
+      refusal({
+        table: { name: 't', columns: [{ name: 'a', type: 'text', nullable: true, pk: 1 }] },
+      }).path,
+    ).toBe('postgresSink.table.columns[0].pk');
+  });
+
   it('describes itself as a write-only secondary durable at transaction commit', async () => {
     const lines: string[] = [];
     const sink = new PostgresSink(options({ log: (l: string) => lines.push(l) }));

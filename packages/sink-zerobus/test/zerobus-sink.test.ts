@@ -235,7 +235,7 @@ describe('ZerobusSink configuration and types', () => {
         log: quiet,
       });
     expect(make({ table: 'main.thalweg.events', waitPerBatch: true })).toThrow(
-      /zerobus: .*waitPerBatch/,
+      /zerobus\.waitPerBatch: .*unknown key/,
     );
     expect(make({ table: 'events' })).toThrow(/zerobus\.table: must be a three-part name/);
     expect(make({ table: 'a.b.c', channelCapacity: 0 })).toThrow(/zerobus\.channelCapacity/);

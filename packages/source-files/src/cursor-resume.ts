@@ -1,5 +1,6 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import type { SourceCursor } from '@thalweg/connector-core';
+import { consumedPrefix } from './consumed-prefix.js';
 import { FileSourceError, readFailed } from './errors.js';
 import type { FileEntry } from './file-set.js';
 import { outlineIpcFile } from './ipc-walk.js';
@@ -20,6 +21,8 @@ export interface ResumePoint {
  * - `kind`: not a `file-set` cursor;
  * - `files`: not a prefix of the configured set (the set may have grown at
  *   its end; a file missing, renamed or moved shifts every offset after it);
+ * - `consumed` (TWG_FILE_CHANGED, naming the file): a file no longer begins
+ *   with the bytes consumed from it, or one before `file` grew;
  * - `file`: not one of `files`;
  * - `position`: beyond the file, or not where a record starts. NDJSON: 0, the
  *   size, or just after a `\n`. Arrow IPC: 0, a record batch message, or the
@@ -67,12 +70,17 @@ export function resumePoint(
   if (fileIndex < 0 || entry === undefined) {
     refuse('cursor.file', `${JSON.stringify(cursor.file)} is not one of cursor.files`);
   }
+  const consumed = cursor.consumed;
+  // A file shorter than what was read from it changed; say so before the
+  // position checks would call the position itself wrong.
+  if (consumed !== undefined) notShrunk(consumed, files);
   if (position > entry.size) {
     refuse(
       'cursor.position',
       `${position} is beyond the ${entry.size} bytes of ${JSON.stringify(entry.name)}`,
     );
   }
+  let point: ResumePoint;
   if (format === 'ndjson') {
     if (position > 0 && position < entry.size && byteAt(entry, position - 1) !== 0x0a) {
       refuse(
@@ -80,9 +88,69 @@ export function resumePoint(
         `${position} in ${JSON.stringify(entry.name)} does not follow a '\\n': not a record boundary`,
       );
     }
-    return { fileIndex, position, nextOffset, skipRows: 0 };
+    point = { fileIndex, position, nextOffset, skipRows: 0 };
+  } else {
+    point = ipcResume(files, fileIndex, position, nextOffset);
   }
-  return ipcResume(files, fileIndex, position, nextOffset);
+  if (consumed !== undefined) checkConsumed(consumed, files, fileIndex, position);
+  return point;
+}
+
+function notShrunk(consumed: readonly { readonly size: number }[], files: readonly FileEntry[]) {
+  // Stored JSON: the type is what was written, not necessarily what was read back.
+  const given: unknown = consumed;
+  if (!Array.isArray(given) || !given.every((c) => typeof c === 'object' && c !== null)) {
+    refuse('cursor.consumed', 'is not a list of { size, digest }');
+  }
+  consumed.forEach((c, i) => {
+    const entry = files[i];
+    const size = whole(c.size, `cursor.consumed[${i}].size`);
+    if (entry !== undefined && entry.size < size) {
+      changed(entry, `is ${entry.size} bytes, shorter than the ${size} bytes already consumed`);
+    }
+  });
+}
+
+/**
+ * Every file the cursor consumed must still begin with the bytes it
+ * consumed. A file before the cursor's file must also not have grown: its
+ * new records would need offsets that the records of the files after it
+ * already hold (offsets count across the set), so only the file being read
+ * may grow. The cursor's own file may, and is read on from the position.
+ */
+function checkConsumed(
+  consumed: readonly { readonly size: number; readonly digest: string }[],
+  files: readonly FileEntry[],
+  fileIndex: number,
+  position: number,
+): void {
+  if (consumed.length !== fileIndex + 1) {
+    refuse('cursor.consumed', `must hold one entry per file up to cursor.file (${fileIndex + 1})`);
+  }
+  consumed.forEach((c, i) => {
+    const entry = files[i];
+    if (entry === undefined) throw new Error(`file ${i} is not in the set`);
+    const size = whole(c.size, `cursor.consumed[${i}].size`);
+    if (i === fileIndex && size !== position) {
+      refuse(`cursor.consumed[${i}].size`, `${size} is not cursor.position (${position})`);
+    }
+    if (i < fileIndex && entry.size > size) {
+      changed(
+        entry,
+        `grew from ${size} to ${entry.size} bytes after it was consumed and later files were read: ` +
+          'its new records would take offsets later files already hold; append only to the last file of the set',
+      );
+    }
+    if (consumedPrefix(entry, size).digest !== c.digest) {
+      changed(entry, `its first ${size} bytes, already consumed, are not the bytes that were read`);
+    }
+  });
+}
+
+function changed(entry: FileEntry, reason: string): never {
+  throw new FileSourceError('TWG_FILE_CHANGED', `${reason}: refused rather than read`, {
+    file: entry.name,
+  });
 }
 
 function ipcResume(

@@ -11,6 +11,7 @@ import {
   type StoreManagedSource,
 } from '@thalweg/connector-core';
 import { BoundaryLog, type FilePlace } from './boundary-log.js';
+import { ConsumedPrefixes } from './consumed-prefix.js';
 import { resumePoint } from './cursor-resume.js';
 import { FileSourceError, readFailed } from './errors.js';
 import type { OpenFile } from './file-access.js';
@@ -52,7 +53,10 @@ interface Carried {
  * record ids.
  *
  * Its cursor is `file-set`: the set's file names, the file of the next
- * record and its byte position there, and the next offset. A record taken
+ * record and its byte position there, the next offset, and the size and
+ * digest of what was consumed of each file up to there (so a file that grew
+ * is read on from where it stopped, and one whose consumed bytes changed is
+ * refused on resume). A record taken
  * from a file is never lost: a batch cut short by an error or an abort is
  * finished by the next call to `batches()`.
  */
@@ -64,6 +68,7 @@ export class FileSetSource implements StoreManagedSource {
   private readonly names: readonly string[];
   private readonly gate = new PauseGate();
   private readonly boundaries = new BoundaryLog();
+  private readonly consumed: ConsumedPrefixes;
 
   /** Where the next reader opens. */
   private fileIndex = 0;
@@ -96,6 +101,7 @@ export class FileSetSource implements StoreManagedSource {
     this.cluster = options.cluster;
     this.partition = sourcePartition(options.topic, 0);
     this.names = Object.freeze(files.map((f) => f.name));
+    this.consumed = new ConsumedPrefixes(files);
     this.boundaries.reset(0, { fileIndex: 0, position: 0 });
   }
 
@@ -164,6 +170,7 @@ export class FileSetSource implements StoreManagedSource {
       file,
       position: place.position,
       nextOffset: next,
+      consumed: this.consumed.upTo(place.fileIndex, place.position),
     };
   }
 

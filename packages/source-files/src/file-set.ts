@@ -30,7 +30,10 @@ export interface FileEntry extends FileStat {
  * counted across it, so a file added in the middle would shift every offset
  * after it; new files are read by opening a new source over a larger set.
  */
-export async function resolveFileSet(spec: FileSetSpec): Promise<FileEntry[]> {
+export async function resolveFileSet(
+  spec: FileSetSpec,
+  path = 'fileSource.files',
+): Promise<FileEntry[]> {
   const named =
     spec.kind === 'directory'
       ? (await listDirectory(spec.directory, spec.extension)).map((name) => ({
@@ -41,21 +44,25 @@ export async function resolveFileSet(spec: FileSetSpec): Promise<FileEntry[]> {
   const seen = new Set<string>();
   named.forEach(({ name }, i) => {
     if (seen.has(name)) {
-      throw new ConfigError(`files.paths[${i}]`, `${JSON.stringify(name)} is listed twice`);
+      throw new ConfigError(`${path}.paths[${i}]`, `${JSON.stringify(name)} is listed twice`);
     }
     seen.add(name);
   });
   const entries: FileEntry[] = [];
-  for (const { name, path } of named) {
+  for (const [i, { name, path: file }] of named.entries()) {
     let s;
     try {
-      s = await stat(path);
+      s = await stat(file);
     } catch (cause) {
       throw readFailed(name, 'stat', cause);
     }
-    if (!s.isFile())
-      throw new ConfigError('files', `${JSON.stringify(path)} is not a regular file`);
-    entries.push({ name, path, size: s.size, mtimeMs: s.mtimeMs });
+    if (!s.isFile()) {
+      throw new ConfigError(
+        spec.kind === 'paths' ? `${path}.paths[${i}]` : path,
+        `${JSON.stringify(file)} is not a regular file`,
+      );
+    }
+    entries.push({ name, path: file, size: s.size, mtimeMs: s.mtimeMs });
   }
   return entries;
 }

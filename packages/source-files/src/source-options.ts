@@ -1,5 +1,6 @@
 import { basename, resolve } from 'node:path';
-import { ConfigError } from '@thalweg/connector-core';
+import { objectWith, parseConfig } from '@thalweg/connector-core';
+import { z } from 'zod';
 import { nodeFileAccess, type FileAccess } from './file-access.js';
 import type { FileSetSpec } from './file-set.js';
 
@@ -65,68 +66,87 @@ export const DEFAULTS = {
   readChunkBytes: 64 * 1024,
 } as const;
 
-/** Validated once, at the edge; a refusal names the option's path. */
-export function resolveOptions(options: FileSetSourceOptions): ResolvedOptions {
-  const files = checkSpec(options.files);
-  const format = options.format as string;
-  if (format !== 'ndjson' && format !== 'arrow-ipc') {
-    throw new ConfigError('format', `${JSON.stringify(format)} is not "ndjson" or "arrow-ipc"`);
-  }
-  const timestampColumn = options.format === 'arrow-ipc' ? options.timestampColumn : undefined;
-  if (timestampColumn?.length === 0) {
-    throw new ConfigError('timestampColumn', 'must not be empty');
-  }
-  const topic =
-    options.topic ?? (files.kind === 'directory' ? basename(resolve(files.directory)) : '');
-  if (topic.length === 0) {
-    throw new ConfigError('topic', 'must be set (a set of paths has no directory to name it)');
-  }
-  const cluster = options.cluster ?? DEFAULTS.cluster;
-  if (cluster.length === 0) throw new ConfigError('cluster', 'must not be empty');
-  const resolved: ResolvedOptions = {
-    files,
-    format: options.format,
-    timestampColumn,
-    topic,
-    cluster,
-    maxBatchRecords: positive(options.maxBatchRecords, 'maxBatchRecords', DEFAULTS.maxBatchRecords),
-    maxBatchBytes: positive(options.maxBatchBytes, 'maxBatchBytes', DEFAULTS.maxBatchBytes),
-    maxRecordBytes: positive(options.maxRecordBytes, 'maxRecordBytes', DEFAULTS.maxRecordBytes),
-    maxBufferBytes: positive(options.maxBufferBytes, 'maxBufferBytes', DEFAULTS.maxBufferBytes),
-    readChunkBytes: positive(options.readChunkBytes, 'readChunkBytes', DEFAULTS.readChunkBytes),
-    access: options.access ?? nodeFileAccess,
-  };
-  if (resolved.maxBufferBytes < resolved.readChunkBytes) {
-    throw new ConfigError(
-      'maxBufferBytes',
-      `${resolved.maxBufferBytes} is below readChunkBytes (${resolved.readChunkBytes})`,
-    );
-  }
-  return resolved;
-}
+/** The root of every option path of this source (the shared convention, parse-config.ts). */
+export const OPTIONS_PATH = 'fileSource';
 
-function checkSpec(spec: FileSetSpec): FileSetSpec {
-  const kind = spec.kind as string;
-  if (spec.kind === 'directory') {
-    if (spec.directory.length === 0) throw new ConfigError('files.directory', 'must not be empty');
-    if (spec.extension.length === 0) {
-      throw new ConfigError('files.extension', 'must not be empty (e.g. ".ndjson")');
+const positive = z.number().int().positive();
+const text = (reason: string) => z.string().min(1, reason);
+
+const filesSchema = z.discriminatedUnion(
+  'kind',
+  [
+    z.strictObject({
+      kind: z.literal('directory'),
+      directory: text('must not be empty'),
+      extension: text('must not be empty (e.g. ".ndjson")'),
+    }),
+    z.strictObject({
+      kind: z.literal('paths'),
+      paths: z.array(text('must not be empty')),
+    }),
+  ],
+  { error: 'must be { kind: "directory", directory, extension } or { kind: "paths", paths }' },
+);
+
+const commonShape = {
+  files: filesSchema,
+  topic: text('must not be empty').optional(),
+  cluster: text('must not be empty').default(DEFAULTS.cluster),
+  maxBatchRecords: positive.default(DEFAULTS.maxBatchRecords),
+  maxBatchBytes: positive.default(DEFAULTS.maxBatchBytes),
+  maxRecordBytes: positive.default(DEFAULTS.maxRecordBytes),
+  maxBufferBytes: positive.default(DEFAULTS.maxBufferBytes),
+  readChunkBytes: positive.default(DEFAULTS.readChunkBytes),
+  access: objectWith<FileAccess>('open', 'a FileAccess (an object with an open method)').optional(),
+};
+
+/** The options as data: strict, so a misspelt knob is refused rather than left at its default. */
+export const fileSetSourceOptionsSchema = z
+  .discriminatedUnion(
+    'format',
+    [
+      z.strictObject({ ...commonShape, format: z.literal('ndjson') }),
+      z.strictObject({
+        ...commonShape,
+        format: z.literal('arrow-ipc'),
+        timestampColumn: text('must not be empty').optional(),
+      }),
+    ],
+    { error: 'must be "ndjson" or "arrow-ipc"' },
+  )
+  .superRefine((o, ctx) => {
+    if (o.maxBufferBytes < o.readChunkBytes) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['maxBufferBytes'],
+        message: `${o.maxBufferBytes} is below readChunkBytes (${o.readChunkBytes})`,
+      });
     }
-    return spec;
-  }
-  if (kind !== 'paths') {
-    throw new ConfigError('files.kind', `${JSON.stringify(kind)} is not "directory" or "paths"`);
-  }
-  spec.paths.forEach((p, i) => {
-    if (p.length === 0) throw new ConfigError(`files.paths[${i}]`, 'must not be empty');
+    if (o.topic === undefined && o.files.kind === 'paths') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['topic'],
+        message: 'must be set (a set of paths has no directory to name it)',
+      });
+    }
   });
-  return spec;
-}
 
-function positive(value: number | undefined, path: string, fallback: number): number {
-  const v = value ?? fallback;
-  if (!Number.isSafeInteger(v) || v <= 0) {
-    throw new ConfigError(path, `${String(v)} is not a positive integer`);
-  }
-  return v;
+/** Validated once, at the edge; a refusal names the option's path (`fileSource.maxBatchBytes`). */
+export function resolveOptions(options: FileSetSourceOptions): ResolvedOptions {
+  const o = parseConfig(fileSetSourceOptionsSchema, options, OPTIONS_PATH);
+  const topic =
+    o.topic ?? (o.files.kind === 'directory' ? basename(resolve(o.files.directory)) : '');
+  return {
+    files: o.files,
+    format: o.format,
+    timestampColumn: o.format === 'arrow-ipc' ? o.timestampColumn : undefined,
+    topic,
+    cluster: o.cluster,
+    maxBatchRecords: o.maxBatchRecords,
+    maxBatchBytes: o.maxBatchBytes,
+    maxRecordBytes: o.maxRecordBytes,
+    maxBufferBytes: o.maxBufferBytes,
+    readChunkBytes: o.readChunkBytes,
+    access: o.access ?? nodeFileAccess,
+  };
 }

@@ -13,45 +13,69 @@ describe('options are validated at the edge, naming the option', () => {
   it('refuses each bad option by its path', async () => {
     const dir = await tempDir();
     const files = { kind: 'directory', directory: dir, extension: '.ndjson' } as const;
-    expect(await pathOf({ files, format: 'ndjson', maxBatchRecords: 0 })).toBe('maxBatchRecords');
-    expect(await pathOf({ files, format: 'ndjson', maxBatchBytes: 1.5 })).toBe('maxBatchBytes');
-    expect(await pathOf({ files, format: 'ndjson', maxRecordBytes: -1 })).toBe('maxRecordBytes');
+    expect(await pathOf({ files, format: 'ndjson', maxBatchRecords: 0 })).toBe(
+      'fileSource.maxBatchRecords',
+    );
+    expect(await pathOf({ files, format: 'ndjson', maxBatchBytes: 1.5 })).toBe(
+      'fileSource.maxBatchBytes',
+    );
+    expect(await pathOf({ files, format: 'ndjson', maxRecordBytes: -1 })).toBe(
+      'fileSource.maxRecordBytes',
+    );
     expect(
       await pathOf({ files, format: 'ndjson', readChunkBytes: 1024, maxBufferBytes: 512 }),
-    ).toBe('maxBufferBytes');
-    expect(await pathOf({ files, format: 'ndjson', topic: '' })).toBe('topic');
-    expect(await pathOf({ files, format: 'ndjson', cluster: '' })).toBe('cluster');
+    ).toBe('fileSource.maxBufferBytes');
+    expect(await pathOf({ files, format: 'ndjson', topic: '' })).toBe('fileSource.topic');
+    expect(await pathOf({ files, format: 'ndjson', cluster: '' })).toBe('fileSource.cluster');
     expect(await pathOf({ files, format: 'arrow-ipc', timestampColumn: '' })).toBe(
-      'timestampColumn',
+      'fileSource.timestampColumn',
     );
     expect(await pathOf({ files, format: 'csv' } as unknown as FileSetSourceOptions)).toBe(
-      'format',
+      'fileSource.format',
     );
     expect(await pathOf({ files: { ...files, extension: '' }, format: 'ndjson' })).toBe(
-      'files.extension',
+      'fileSource.files.extension',
     );
     expect(
       await pathOf({ files: { kind: 'paths', paths: ['a', ''] }, format: 'ndjson', topic: 't' }),
-    ).toBe('files.paths[1]');
+    ).toBe('fileSource.files.paths[1]');
     expect(await pathOf({ files: { kind: 'paths', paths: ['a'] }, format: 'ndjson' })).toBe(
-      'topic',
+      'fileSource.topic',
     );
     expect(
       await pathOf({
         files: { kind: 'glob', pattern: '*' },
         format: 'ndjson',
       } as unknown as FileSetSourceOptions),
-    ).toBe('files.kind');
+    ).toBe('fileSource.files.kind');
+  });
+
+  it('refuses an unknown option, naming it', async () => {
+    const dir = await tempDir();
+    const files = { kind: 'directory', directory: dir, extension: '.ndjson' } as const;
+    const error = await rejection(() =>
+      FileSetSource.open({ files, format: 'ndjson', maxBatchRecs: 10 } as FileSetSourceOptions),
+    );
+    if (!(error instanceof ConfigError)) throw error;
+    expect(error.path).toBe('fileSource.maxBatchRecs');
+    expect(error.message).toMatch(/fileSource\.maxBatchRecs: .*unknown key/);
+    // Inside the file set too.
+    expect(
+      await pathOf({
+        files: { ...files, recursive: true },
+        format: 'ndjson',
+      } as unknown as FileSetSourceOptions),
+    ).toBe('fileSource.files.recursive');
   });
 
   it('refuses a path listed twice and a path that is a directory', async () => {
     const dir = await tempDir();
     expect(
       await pathOf({ files: { kind: 'paths', paths: [dir, dir] }, format: 'ndjson', topic: 't' }),
-    ).toBe('files.paths[1]');
+    ).toBe('fileSource.files.paths[1]');
     expect(
       await pathOf({ files: { kind: 'paths', paths: [dir] }, format: 'ndjson', topic: 't' }),
-    ).toBe('files');
+    ).toBe('fileSource.files.paths[0]');
   });
 
   it('types: timestampColumn is an arrow-ipc option only', () => {

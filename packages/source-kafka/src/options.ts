@@ -1,4 +1,5 @@
-import { ConfigError, type SourcePartition } from '@thalweg/connector-core';
+import { functionOption, parseConfig, type SourcePartition } from '@thalweg/connector-core';
+import { z } from 'zod';
 import type { ConsumerFactory, ConsumerSettings, KafkaLogLevel } from './consumer-port.js';
 import type { DroppedCommit } from './commit-gate.js';
 
@@ -35,8 +36,7 @@ interface CommonOptions {
   readonly logLevel?: KafkaLogLevel;
   /**
    * How long connecting and subscribing may take before the source fails
-   * with `TWG_KAFKA_BROKER_UNREACHABLE`, naming the brokers (issue 13).
-   * Default 10 000 ms.
+   * with `TWG_KAFKA_BROKER_UNREACHABLE`, naming the brokers. Default 10 000 ms.
    */
   readonly connectTimeoutMs?: number;
   /** Start-up knobs and kafkajs lines. Default console.info. */
@@ -96,234 +96,201 @@ export interface KafkaAssignedSettings extends CommonSettings {
 
 export type KafkaSourceSettings = KafkaGroupSettings | KafkaAssignedSettings;
 
-const COMMON_KEYS = [
-  'mode',
-  'brokers',
-  'cluster',
-  'clientId',
-  'fromBeginning',
-  'maxQueuedBatches',
-  'maxQueuedBytes',
-  'maxBytes',
-  'maxBytesPerPartition',
-  'minBytes',
-  'maxWaitTimeInMs',
-  'sessionTimeout',
-  'rebalanceTimeout',
-  'heartbeatInterval',
-  'logLevel',
-  'connectTimeoutMs',
-  'log',
-  'kafka',
-] as const;
-const GROUP_KEYS = new Set<string>([...COMMON_KEYS, 'topics', 'groupId', 'onDroppedCommit']);
-const ASSIGNED_KEYS = new Set<string>([...COMMON_KEYS, 'partitions']);
-const LOG_LEVELS: readonly KafkaLogLevel[] = ['nothing', 'error', 'warn', 'info', 'debug'];
+/** The root of every option path of this source (the shared convention, parse-config.ts). */
+const PATH = 'kafkaSource';
+const LOG_LEVELS = [
+  'nothing',
+  'error',
+  'warn',
+  'info',
+  'debug',
+] as const satisfies readonly KafkaLogLevel[];
 /** Kafka's own rule for topic names. */
 const TOPIC_NAME = /^[a-zA-Z0-9._-]{1,249}$/;
 const BROKER = /^(\[[0-9a-fA-F:.]+\]|[^\s:[\]]+):(\d{1,5})$/;
 
-/** Collects every problem so a user fixes a configuration in one pass. */
-class Problems {
-  readonly list: { path: string; reason: string }[] = [];
+const text = z
+  .string({ error: 'must be a non-empty string' })
+  .refine((v) => v.trim().length > 0, 'must be a non-empty string');
 
-  add(path: string, reason: string): void {
-    this.list.push({ path, reason });
-  }
+const int = (min: number, fallback: number) => {
+  const reason = `must be an integer in [${min}, ${INT32_MAX}]`;
+  return z
+    .number({ error: reason })
+    .int({ error: reason })
+    .min(min, { error: reason })
+    .max(INT32_MAX, { error: reason })
+    .default(fallback);
+};
 
-  throwIfAny(): void {
-    const [first, ...rest] = this.list;
-    if (first === undefined) return;
-    const more =
-      rest.length === 0 ? '' : ` (also: ${rest.map((p) => `${p.path}: ${p.reason}`).join('; ')})`;
-    throw new ConfigError(first.path, first.reason + more);
+const topicName = text.superRefine((name, ctx) => {
+  if (!TOPIC_NAME.test(name)) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `"${name}" is not a Kafka topic name (1-249 of a-z A-Z 0-9 . _ -)`,
+    });
   }
-}
+});
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
+const broker = text.superRefine((s, ctx) => {
+  const m = BROKER.exec(s);
+  if (m === null || Number(m[2]) < 1 || Number(m[2]) > 65535) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `"${s}" is not "host:port" with a port in [1, 65535]`,
+    });
+  }
+});
 
-function text(p: Problems, path: string, v: unknown): string {
-  if (typeof v !== 'string' || v.trim().length === 0) {
-    p.add(path, 'must be a non-empty string');
-    return '';
-  }
-  return v;
-}
-
-function int(p: Problems, path: string, v: unknown, min: number, fallback: number): number {
-  if (v === undefined) return fallback;
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min || v > INT32_MAX) {
-    p.add(path, `must be an integer in [${min}, ${INT32_MAX}]`);
-    return fallback;
-  }
-  return v;
-}
-
-function topicName(p: Problems, path: string, v: unknown): string {
-  const name = text(p, path, v);
-  if (name !== '' && !TOPIC_NAME.test(name)) {
-    p.add(path, `"${name}" is not a Kafka topic name (1-249 of a-z A-Z 0-9 . _ -)`);
-  }
-  return name;
-}
-
-/** Checks that `v` is absent or a function; its signature is the caller's type to state. */
-function optionalFunction(p: Problems, path: string, v: unknown): unknown {
-  if (v !== undefined && typeof v !== 'function') {
-    p.add(path, 'must be a function');
-    return undefined;
-  }
-  return v;
-}
-
-function brokers(p: Problems, v: unknown): string[] {
-  if (!Array.isArray(v) || v.length === 0) {
-    p.add('brokers', 'must be a non-empty array of "host:port" strings');
-    return [];
-  }
-  return v.map((b: unknown, i) => {
-    const at = `brokers[${i}]`;
-    const s = text(p, at, b);
-    const m = BROKER.exec(s);
-    if (s !== '' && (m === null || Number(m[2]) < 1 || Number(m[2]) > 65535)) {
-      p.add(at, `"${s}" is not "host:port" with a port in [1, 65535]`);
-    }
-    return s;
-  });
-}
-
-function topics(p: Problems, v: unknown): string[] {
-  if (!Array.isArray(v) || v.length === 0) {
-    p.add('topics', 'must be a non-empty array of topic names');
-    return [];
-  }
-  const seen = new Set<string>();
-  return v.map((t: unknown, i) => {
-    const name = topicName(p, `topics[${i}]`, t);
-    if (seen.has(name)) p.add(`topics[${i}]`, `"${name}" is listed twice`);
-    seen.add(name);
-    return name;
-  });
-}
-
-function partitions(p: Problems, v: unknown): SourcePartition[] {
-  if (!Array.isArray(v) || v.length === 0) {
-    p.add('partitions', 'must be a non-empty array of { topic, partition }');
-    return [];
-  }
-  const seen = new Set<string>();
-  return v.map((entry: unknown, i) => {
-    const at = `partitions[${i}]`;
-    if (!isRecord(entry)) {
-      p.add(at, 'must be { topic, partition }');
-      return { topic: '', partition: 0 };
-    }
-    const topic = topicName(p, `${at}.topic`, entry['topic']);
-    const partition = entry['partition'];
-    if (typeof partition !== 'number' || !Number.isSafeInteger(partition) || partition < 0) {
-      p.add(`${at}.partition`, 'must be a non-negative integer');
-      return { topic, partition: 0 };
-    }
-    const key = `${topic}/${partition}`;
-    if (seen.has(key)) p.add(at, `${key} is listed twice`);
-    seen.add(key);
-    return { topic, partition };
-  });
-}
-
-function common(p: Problems, o: Record<string, unknown>): CommonSettings {
-  const fromBeginning = o['fromBeginning'];
-  if (fromBeginning !== undefined && typeof fromBeginning !== 'boolean') {
-    p.add('fromBeginning', 'must be a boolean');
-  }
-  const logLevel = o['logLevel'] ?? 'nothing';
-  if (!LOG_LEVELS.includes(logLevel as KafkaLogLevel)) {
-    p.add('logLevel', `must be one of ${LOG_LEVELS.join(', ')}`);
-  }
-  const sessionTimeout = int(p, 'sessionTimeout', o['sessionTimeout'], 1, 30_000);
-  const heartbeatInterval = int(p, 'heartbeatInterval', o['heartbeatInterval'], 1, 3_000);
-  if (heartbeatInterval >= sessionTimeout) {
-    p.add(
-      'heartbeatInterval',
-      `${heartbeatInterval} must be lower than sessionTimeout (${sessionTimeout}); about a third of it is usual`,
-    );
-  }
-  const clientId = o['clientId'] === undefined ? 'thalweg' : text(p, 'clientId', o['clientId']);
-  return {
-    brokers: brokers(p, o['brokers']),
-    cluster: text(p, 'cluster', o['cluster']),
-    clientId,
-    fromBeginning: fromBeginning !== false,
-    maxQueuedBatches: int(p, 'maxQueuedBatches', o['maxQueuedBatches'], 1, 256),
-    maxQueuedBytes: int(p, 'maxQueuedBytes', o['maxQueuedBytes'], 1, 64 * MiB),
-    maxBytes: int(p, 'maxBytes', o['maxBytes'], 1, 10 * MiB),
-    maxBytesPerPartition: int(p, 'maxBytesPerPartition', o['maxBytesPerPartition'], 1, MiB),
-    minBytes: int(p, 'minBytes', o['minBytes'], 1, 1),
-    maxWaitTimeInMs: int(p, 'maxWaitTimeInMs', o['maxWaitTimeInMs'], 0, 5_000),
-    sessionTimeout,
-    rebalanceTimeout: int(p, 'rebalanceTimeout', o['rebalanceTimeout'], 1, 60_000),
-    heartbeatInterval,
-    logLevel: logLevel as KafkaLogLevel,
-    connectTimeoutMs: int(p, 'connectTimeoutMs', o['connectTimeoutMs'], 1, 10_000),
-    log:
-      (optionalFunction(p, 'log', o['log']) as ((line: string) => void) | undefined) ??
-      ((line: string) => {
-        console.info(line);
-      }),
-    kafka: optionalFunction(p, 'kafka', o['kafka']) as ConsumerFactory | undefined,
+/** Refuses an entry listed twice, at the second one's index. */
+function unique<T>(key: (v: T) => string, what: (k: string) => string) {
+  return (list: readonly T[], ctx: z.RefinementCtx): void => {
+    const seen = new Set<string>();
+    list.forEach((v, i) => {
+      const k = key(v);
+      if (seen.has(k)) ctx.addIssue({ code: 'custom', path: [i], message: what(k) });
+      seen.add(k);
+    });
   };
 }
+
+/** An option of the other mode: named with why, rather than as merely unknown. */
+const otherMode = (reason: string) => z.never({ error: reason }).optional();
+
+// Brokers and cluster first: problems are reported in this order.
+const commonShape = {
+  brokers: z
+    .array(broker, { error: 'must be a non-empty array of "host:port" strings' })
+    .min(1, 'must be a non-empty array of "host:port" strings'),
+  cluster: text,
+  clientId: text.default('thalweg'),
+  fromBeginning: z.boolean({ error: 'must be a boolean' }).default(true),
+  maxQueuedBatches: int(1, 256),
+  maxQueuedBytes: int(1, 64 * MiB),
+  maxBytes: int(1, 10 * MiB),
+  maxBytesPerPartition: int(1, MiB),
+  minBytes: int(1, 1),
+  maxWaitTimeInMs: int(0, 5_000),
+  sessionTimeout: int(1, 30_000),
+  rebalanceTimeout: int(1, 60_000),
+  heartbeatInterval: int(1, 3_000),
+  logLevel: z
+    .enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` })
+    .default('nothing'),
+  connectTimeoutMs: int(1, 10_000),
+  log: functionOption<(line: string) => void>().optional(),
+  kafka: functionOption<ConsumerFactory>().optional(),
+};
+
+const groupSchema = z.strictObject({
+  ...commonShape,
+  mode: z.literal('group'),
+  topics: z
+    .array(topicName, { error: 'must be a non-empty array of topic names' })
+    .min(1, 'must be a non-empty array of topic names')
+    .superRefine(
+      unique(
+        (t: string) => t,
+        (t) => `"${t}" is listed twice`,
+      ),
+    ),
+  groupId: text,
+  onDroppedCommit: functionOption<(dropped: DroppedCommit) => void>().optional(),
+  partitions: otherMode(
+    'not used in group mode (group mode takes topics, assigned mode takes partitions)',
+  ),
+});
+
+const partitionsShape = z
+  .array(
+    z.strictObject(
+      {
+        topic: topicName,
+        partition: z
+          .number({ error: 'must be a non-negative integer' })
+          .int({ error: 'must be a non-negative integer' })
+          .min(0, { error: 'must be a non-negative integer' }),
+      },
+      { error: 'must be { topic, partition }' },
+    ),
+    { error: 'must be a non-empty array of { topic, partition }' },
+  )
+  .min(1, 'must be a non-empty array of { topic, partition }')
+  .superRefine(
+    unique(
+      (p: SourcePartition) => `${p.topic}/${p.partition}`,
+      (k) => `${k} is listed twice`,
+    ),
+  );
+
+const assignedSchema = z.strictObject({
+  ...commonShape,
+  mode: z.literal('assigned'),
+  partitions: partitionsShape,
+  groupId: otherMode('assigned mode reads in a throwaway group of its own; it takes no groupId'),
+  topics: otherMode(
+    'not used in assigned mode (group mode takes topics, assigned mode takes partitions)',
+  ),
+});
+
+/**
+ * The options as data: strict, so a misspelt knob never silently falls
+ * back to its default, and every problem is reported at once.
+ */
+const kafkaSourceOptionsSchema = z
+  .discriminatedUnion('mode', [groupSchema, assignedSchema], {
+    error: 'must be "group" (consumer group) or "assigned" (fixed partitions)',
+  })
+  .superRefine((o, ctx) => {
+    if (o.heartbeatInterval >= o.sessionTimeout) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['heartbeatInterval'],
+        message: `${o.heartbeatInterval} must be lower than sessionTimeout (${o.sessionTimeout}); about a third of it is usual`,
+      });
+    }
+  });
 
 /**
  * Validates the options of `kafkaSource` once, at the edge. A refusal is a
- * ConfigError naming the field (`topics[1]`, `partitions[0].partition`) and
- * the reason, with every other problem appended. Unknown fields are refused,
- * so a misspelt knob never silently falls back to its default.
+ * ConfigError naming the field (`kafkaSource.topics[1]`,
+ * `kafkaSource.partitions[0].partition`) and the reason, with every other
+ * problem appended.
  */
 export function parseKafkaSourceOptions(input: unknown): KafkaSourceSettings {
-  const p = new Problems();
-  if (!isRecord(input)) throw new ConfigError('', 'options must be an object');
-  const mode = input['mode'];
-  if (mode !== 'group' && mode !== 'assigned') {
-    throw new ConfigError(
-      'mode',
-      'must be "group" (consumer group) or "assigned" (fixed partitions)',
-    );
-  }
-  const allowed = mode === 'group' ? GROUP_KEYS : ASSIGNED_KEYS;
-  for (const [key, value] of Object.entries(input)) {
-    // An absent option and one set to undefined are the same thing.
-    if (allowed.has(key) || value === undefined) continue;
-    const why =
-      key === 'groupId'
-        ? 'assigned mode reads in a throwaway group of its own; it takes no groupId'
-        : key === 'partitions' || key === 'topics'
-          ? `not used in ${mode} mode (group mode takes topics, assigned mode takes partitions)`
-          : 'unknown option';
-    p.add(key, why);
-  }
-  const base = common(p, input);
-  if (mode === 'group') {
-    const settings: KafkaGroupSettings = {
-      ...base,
-      mode,
-      topics: topics(p, input['topics']),
-      groupId: text(p, 'groupId', input['groupId']),
-      onDroppedCommit: optionalFunction(p, 'onDroppedCommit', input['onDroppedCommit']) as
-        ((d: DroppedCommit) => void) | undefined,
-    };
-    p.throwIfAny();
-    return settings;
-  }
-  const settings: KafkaAssignedSettings = {
-    ...base,
-    mode,
-    partitions: partitions(p, input['partitions']),
+  const o = parseConfig(kafkaSourceOptionsSchema, input, PATH);
+  const base: CommonSettings = {
+    brokers: o.brokers,
+    cluster: o.cluster,
+    clientId: o.clientId,
+    fromBeginning: o.fromBeginning,
+    maxQueuedBatches: o.maxQueuedBatches,
+    maxQueuedBytes: o.maxQueuedBytes,
+    maxBytes: o.maxBytes,
+    maxBytesPerPartition: o.maxBytesPerPartition,
+    minBytes: o.minBytes,
+    maxWaitTimeInMs: o.maxWaitTimeInMs,
+    sessionTimeout: o.sessionTimeout,
+    rebalanceTimeout: o.rebalanceTimeout,
+    heartbeatInterval: o.heartbeatInterval,
+    logLevel: o.logLevel,
+    connectTimeoutMs: o.connectTimeoutMs,
+    log:
+      o.log ??
+      ((line: string) => {
+        console.info(line);
+      }),
+    kafka: o.kafka,
   };
-  p.throwIfAny();
-  return settings;
+  return o.mode === 'group'
+    ? {
+        ...base,
+        mode: o.mode,
+        topics: o.topics,
+        groupId: o.groupId,
+        onDroppedCommit: o.onDroppedCommit,
+      }
+    : { ...base, mode: o.mode, partitions: o.partitions };
 }
 
 /** One line per knob, for the start-up log. */

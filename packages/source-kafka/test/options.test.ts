@@ -65,7 +65,8 @@ describe('kafkaSource options', () => {
     [{ ...group, log: 'console' }, 'log', /function/],
     [{ ...group, onDroppedCommit: 1 }, 'onDroppedCommit', /function/],
     [{ ...group, partitions: [] }, 'partitions', /not used in group mode/],
-    [{ ...group, maxQueueBatches: 3 }, 'maxQueueBatches', /unknown option/],
+    [{ ...group, maxQueueBatches: 3 }, 'maxQueueBatches', /unknown key/],
+    [{ ...group, sessionTimeoutMs: 3 }, 'sessionTimeoutMs', /unknown key/],
     [
       {
         ...group,
@@ -104,15 +105,15 @@ describe('kafkaSource options', () => {
   ])('refuses %o naming %s', (input, path, reason) => {
     const error = refusal(input);
     expect(error.code).toBe('TWG_CONFIG_INVALID');
-    expect(error.path).toBe(path);
+    expect(error.path).toBe(`kafkaSource.${path}`);
     expect(error.reason).toMatch(reason);
   });
 
   it('reports every problem at once', () => {
     const error = refusal({ ...group, cluster: '', brokers: ['x'], topics: [] });
-    expect(error.path).toBe('brokers[0]');
+    expect(error.path).toBe('kafkaSource.brokers[0]');
     expect(error.message).toMatch(
-      /also: .*cluster: must be a non-empty string.*topics: must be a non-empty array/,
+      /also: .*kafkaSource\.cluster: must be a non-empty string.*kafkaSource\.topics: must be a non-empty array/,
     );
   });
 
@@ -127,7 +128,7 @@ describe('kafkaSource options', () => {
           throw new Error('unreachable');
         },
       }),
-    ).toThrow(/TWG_CONFIG_INVALID: cluster: must be a non-empty string/);
+    ).toThrow(/TWG_CONFIG_INVALID: kafkaSource\.cluster: must be a non-empty string/);
     expect(built).toBe(0);
   });
 

@@ -226,6 +226,37 @@ export function describeCoverageContract(name: string, backend: ContractBackend)
       await store.close();
     });
 
+    it('refuses an impossible window on read, as writes refuse impossible ranges', async () => {
+      const { store } = await backend.fresh([A]);
+      await store.recordDurable([receipt(A, 0, 10)]);
+      for (const [from, to] of [
+        [-1, 10],
+        [0, Number.POSITIVE_INFINITY],
+        [Number.NaN, 10],
+        [0, 2 ** 53],
+        [2 ** 53, 2 ** 53 + 2],
+        [0.5, 10],
+        [20, 10],
+      ] as const) {
+        const refused = store.gaps(key(A), from, to);
+        await expect(refused).rejects.toMatchObject({ code: 'TWG_COVERAGE_RANGE_INVALID' });
+        await expect(refused).rejects.toThrow(/gaps\.(from|to)/);
+      }
+      // An empty window is a possible one: it has no gaps.
+      expect(await store.gaps(key(A), 5, 5)).toEqual([]);
+      expect(await store.gaps(key(A), 0, Number.MAX_SAFE_INTEGER)).toEqual([
+        { start: 10, end: Number.MAX_SAFE_INTEGER },
+      ]);
+      await store.close();
+    });
+
+    it('says which sinks it keeps coverage for', async () => {
+      const { store } = await backend.fresh([A]);
+      expect(store.knows(A)).toBe(true);
+      expect(store.knows(B)).toBe(false);
+      await store.close();
+    });
+
     it('refuses a cursor key it could not read back as written, saving nothing', async () => {
       const { store } = await backend.fresh([A]);
       const at = { source: 'files', topic: 'events', partition: 1 };

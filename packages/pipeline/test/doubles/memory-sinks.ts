@@ -118,6 +118,8 @@ export class MemoryRawSink
   implements ReplayableSink<SourceBatch>
 {
   declare readonly descriptor: PrimaryRawDescriptor;
+  /** The memory sources' cluster; a test sets another to open a mismatched raw. */
+  cluster = 'memory';
   failFlush = false;
   /** While set, `held()` waits for it (a slow planning read). */
   heldGate: Promise<void> | null = null;

@@ -1,5 +1,6 @@
 import type { SinkId, SourceCursor } from '@thalweg/connector-core';
 import {
+  checkWindow,
   InMemoryCoverage,
   RangeSet,
   type CoverageDelta,
@@ -38,7 +39,12 @@ export class TieredCoverage implements CoverageStore {
   }
 
   async gaps(key: CoverageKey, from: number, to: number): Promise<CoveredRange[]> {
+    checkWindow(from, to, 'gaps');
     return (await this.covered(key)).gaps(from, to);
+  }
+
+  knows(sink: SinkId): boolean {
+    return this.local.knows(sink) && this.durable.knows(sink);
   }
 
   async destinations(): Promise<CoverageKey[]> {

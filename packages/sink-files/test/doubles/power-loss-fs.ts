@@ -29,14 +29,16 @@ export interface PowerLossOptions {
   readonly skip?: { readonly sync?: (name: string) => boolean; readonly syncDir?: boolean };
 }
 
-type DataOp =
-  { kind: 'write'; offset: number; bytes: Uint8Array } | { kind: 'truncate'; length: number };
+interface PendingWrite {
+  readonly offset: number;
+  readonly bytes: Uint8Array;
+}
 
 interface Inode {
   data: Uint8Array;
   synced: Uint8Array;
-  /** Writes and truncations since the last sync, in the order they were issued. */
-  pending: DataOp[];
+  /** Writes since the last sync, in the order they were issued. */
+  pending: PendingWrite[];
 }
 
 type EntryOp =
@@ -139,8 +141,10 @@ export class PowerLossFs implements SegmentFs {
     this.step();
     const inode = this.existing(dirname(path)).live.get(basename(path));
     if (inode === undefined) throw enoent(path);
+    // The real truncate syncs the file before it returns (segment-fs.ts).
     inode.data = inode.data.slice(0, length);
-    inode.pending.push({ kind: 'truncate', length });
+    inode.synced = inode.data.slice();
+    inode.pending = [];
     return Promise.resolve();
   }
 
@@ -189,7 +193,7 @@ export class PowerLossFs implements SegmentFs {
         for (const chunk of chunks) {
           const offset = inode.data.byteLength;
           inode.data = concat(inode.data, chunk);
-          inode.pending.push({ kind: 'write', offset, bytes: chunk.slice() });
+          inode.pending.push({ offset, bytes: chunk.slice() });
         }
         return Promise.resolve();
       },
@@ -261,7 +265,7 @@ export class PowerLossFs implements SegmentFs {
 
   /**
    * The synced bytes, then (under `any-subset`) a random subset of the
-   * pending writes and truncations in issue order: a skipped write leaves a
+   * pending writes in issue order: a skipped write leaves a
    * hole of zeros if a later one lands beyond it, and the last kept write
    * may be torn.
    */
@@ -270,10 +274,6 @@ export class PowerLossFs implements SegmentFs {
     if (!subset) return out;
     const kept = inode.pending.filter(() => this.random() >= 0.5);
     kept.forEach((op, i) => {
-      if (op.kind === 'truncate') {
-        out = out.slice(0, op.length);
-        return;
-      }
       const bytes =
         i === kept.length - 1
           ? op.bytes.subarray(0, Math.floor(this.random() * (op.bytes.byteLength + 1)))
