@@ -5,6 +5,7 @@ export * from './coverage-store.js';
 export * from './coverage-backend.js';
 export * from './in-memory-coverage.js';
 export * from './leveldb/leveldb-coverage.js';
+export * from './leveldb/leveldb-tier.js';
 export * from './postgres/postgres-coverage.js';
 export * from './s3/s3-coverage.js';
 export * from './write-behind-coverage.js';

@@ -10,7 +10,8 @@ import type {
 } from './coverage-store.js';
 import { laterCursor } from './cursor-check.js';
 import { CoverageError } from './errors.js';
-import type { LevelDbCoverage, LocalDiagnostics } from './leveldb/leveldb-coverage.js';
+import type { LevelDbCoverage } from './leveldb/leveldb-coverage.js';
+import type { LocalDiagnostics } from './leveldb/leveldb-tier.js';
 import { RangeSet } from './range-set.js';
 import { coverageKeyId } from './receipt-check.js';
 
