@@ -1,9 +1,20 @@
-import type { SinkId, SourceCursor } from '@thalweg/connector-core';
+import { parseConfig, type SinkId, type SourceCursor } from '@thalweg/connector-core';
+import { z } from 'zod';
 import { CoverageBackend } from './coverage-backend.js';
 import type { CoverageDelta, CoverageKey, CursorKey } from './coverage-store.js';
 import { cursorKeyId, laterCursor } from './cursor-check.js';
 import { RangeSet } from './range-set.js';
 import { coverageKeyId } from './receipt-check.js';
+import { sinkList } from './store-options.js';
+
+export interface InMemoryCoverageOptions {
+  readonly sinks: readonly SinkId[];
+}
+
+const inMemoryCoverageSchema = z.strictObject(
+  { sinks: sinkList },
+  { error: 'must be an object { sinks }' },
+);
 
 /**
  * Coverage held in process memory: for tests, and for single-process use
@@ -14,8 +25,8 @@ export class InMemoryCoverage extends CoverageBackend {
   private readonly sets = new Map<string, { key: CoverageKey; set: RangeSet }>();
   private readonly cursors = new Map<string, SourceCursor>();
 
-  constructor(options: { readonly sinks: readonly SinkId[] }) {
-    super(options.sinks);
+  constructor(options: InMemoryCoverageOptions) {
+    super(parseConfig(inMemoryCoverageSchema, options, 'inMemoryCoverage').sinks);
   }
 
   protected async mergeChecked(deltas: readonly CoverageDelta[]): Promise<void> {

@@ -11,6 +11,7 @@ import type {
 import { laterCursor } from './cursor-check.js';
 import { CoverageError } from './errors.js';
 import type { LevelDbCoverage } from './leveldb/leveldb-coverage.js';
+import { parseWriteBehindOptions } from './write-behind-options.js';
 import type { LocalDiagnostics } from './leveldb/leveldb-tier.js';
 import { RangeSet } from './range-set.js';
 import { coverageKeyId } from './receipt-check.js';
@@ -43,21 +44,16 @@ export interface WriteBehindDiagnostics extends LocalDiagnostics {
  * tier knows nothing of the partition, so it sees exactly the durable tier.
  */
 export class WriteBehindCoverage implements CoverageStore {
+  private readonly options: WriteBehindOptions;
   private readonly timer: NodeJS.Timeout;
   private readonly now: () => number;
   private running: Promise<void> | null = null;
   private lastError: string | null = null;
   private closed = false;
 
-  constructor(private readonly options: WriteBehindOptions) {
-    const interval = options.checkpointIntervalMs;
-    // Node fires timers above 2^31 - 1 ms after 1 ms: refuse rather than checkpoint in a loop.
-    if (!Number.isFinite(interval) || interval <= 0 || interval > 0x7fffffff) {
-      throw new CoverageError(
-        'TWG_COVERAGE_RANGE_INVALID',
-        'checkpointIntervalMs: must be a positive number of milliseconds up to 2147483647',
-      );
-    }
+  constructor(input: WriteBehindOptions) {
+    const options = parseWriteBehindOptions(input);
+    this.options = options;
     // From here on the LevelDB store logs what the durable tier lacks.
     options.local.serveAsLocalTier();
     this.now = options.now ?? Date.now;

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { NO_CONFIRM } from '@thalweg/connector-core';
+import { NO_CONFIRM, sinkId } from '@thalweg/connector-core';
 import { PostgresCoverage } from '@thalweg/offset-store';
 import { uniqueIdentifier } from '@thalweg/test-services';
 import { PostgresSinkError, type PgTableSpec } from '../src/index.js';
@@ -131,7 +131,7 @@ describe('PostgresSink with coverage in the same transaction', () => {
     const { spec } = await fresh();
     const schema = uniqueIdentifier('twg_cov');
     schemas.push(schema);
-    const elsewhere = await PostgresCoverage.open({ pool, schema, sinks: [] });
+    const elsewhere = await PostgresCoverage.open({ pool, schema, sinks: [sinkId('elsewhere')] });
     const { sink, target } = await openSink(pool, spec, { coverage: elsewhere });
     await sink.submit(batchAt(0), spanAt(0), cover(0));
     await expect(sink.flush()).rejects.toMatchObject({ code: 'TWG_PG_SINK_FATAL' });

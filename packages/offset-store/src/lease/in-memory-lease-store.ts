@@ -1,4 +1,5 @@
 import { LeaseBackend } from './lease-backend.js';
+import { parseInMemoryLeaseOptions } from './lease-options.js';
 import { compareLeaseKeys, holds, leaseStateOf, type LeaseRecord } from './lease-record.js';
 import type { Lease, LeaseState } from './lease-store.js';
 
@@ -21,7 +22,7 @@ export class InMemoryLeaseStore extends LeaseBackend {
 
   constructor(options: InMemoryLeaseStoreOptions = {}) {
     super();
-    this.now = options.now ?? Date.now;
+    this.now = parseInMemoryLeaseOptions(options).now;
   }
 
   protected async claimChecked(key: string, holder: string, ttlMs: number): Promise<Lease | null> {

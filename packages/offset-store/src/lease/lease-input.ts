@@ -68,18 +68,3 @@ export function checkLease(lease: unknown): asserts lease is Lease {
     throw invalidLeaseInput('lease.token', `${String(token)} is not a positive safe integer`);
   }
 }
-
-/** A non-negative whole number of milliseconds, at most a day (options). */
-export function checkMillis(value: unknown, field: string): asserts value is number {
-  if (
-    typeof value !== 'number' ||
-    !Number.isSafeInteger(value) ||
-    value < 0 ||
-    value > MAX_LEASE_TTL_MS
-  ) {
-    throw invalidLeaseInput(
-      field,
-      `${String(value)} is not a whole number of milliseconds in [0, ${MAX_LEASE_TTL_MS}]`,
-    );
-  }
-}

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { LeaseBackend } from './lease-backend.js';
 import { LeaseError } from './lease-errors.js';
+import { parsePostgresLeaseOptions } from './lease-options.js';
 import { leaseStateOf, type LeaseRecord, type StoredLeaseState } from './lease-record.js';
 import type { Lease, LeaseState } from './lease-store.js';
 import { leaseTables, migrateLeases, type LeaseTables } from './postgres-lease-schema.js';
@@ -57,11 +58,11 @@ export class PostgresLeaseStore extends LeaseBackend {
   }
 
   static async open(options: PostgresLeaseStoreOptions): Promise<PostgresLeaseStore> {
-    const schema = options.schema ?? 'public';
+    const o = parsePostgresLeaseOptions(options);
+    const schema = o.schema;
     const t = leaseTables(schema);
-    const owns = options.pool === undefined;
-    const pool =
-      options.pool ?? new pg.Pool({ connectionString: options.connectionString, max: 4 });
+    const owns = o.pool === undefined;
+    const pool = o.pool ?? new pg.Pool({ connectionString: o.connectionString, max: 4 });
     // An idle connection the server drops emits 'error' on the pool; without
     // a listener that crashes the process. The next query reports the failure.
     if (owns) pool.on('error', () => undefined);

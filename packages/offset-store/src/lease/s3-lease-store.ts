@@ -1,8 +1,8 @@
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { LeaseBackend } from './lease-backend.js';
 import { decodeLease, encodeLease } from './lease-document.js';
-import { LeaseError, invalidLeaseInput } from './lease-errors.js';
-import { checkMillis } from './lease-input.js';
+import { LeaseError } from './lease-errors.js';
+import { parseS3LeaseOptions, type S3LeaseSettings } from './lease-options.js';
 import { S3LeaseObjects, type LeaseObjects, type StoredObject } from './lease-objects.js';
 import { compareLeaseKeys, holds, leaseStateOf, type LeaseRecord } from './lease-record.js';
 import type { Lease, LeaseState } from './lease-store.js';
@@ -87,40 +87,23 @@ export class S3LeaseStore extends LeaseBackend {
   private constructor(
     private readonly objects: LeaseObjects,
     private readonly prefix: string,
-    options: S3LeaseStoreCommon,
+    options: S3LeaseSettings,
   ) {
     super();
     this.clockSkewMarginMs = options.clockSkewMarginMs ?? DEFAULT_CLOCK_SKEW_MARGIN_MS;
-    this.retry = { ...DEFAULT_LEASE_RETRY, ...options.retry };
+    this.retry = {
+      maxAttempts: options.retry?.maxAttempts ?? DEFAULT_LEASE_RETRY.maxAttempts,
+      baseDelayMs: options.retry?.baseDelayMs ?? DEFAULT_LEASE_RETRY.baseDelayMs,
+      maxDelayMs: options.retry?.maxDelayMs ?? DEFAULT_LEASE_RETRY.maxDelayMs,
+    };
     this.now = options.now ?? Date.now;
   }
 
-  static async open(options: S3LeaseStoreOptions): Promise<S3LeaseStore> {
-    const prefix = options.prefix ?? '';
-    if (
-      typeof prefix !== 'string' ||
-      prefix.includes('\u0000') ||
-      Buffer.byteLength(prefix) > 200
-    ) {
-      throw invalidLeaseInput('prefix', 'must be a string of at most 200 bytes without NUL');
-    }
-    checkMillis(options.clockSkewMarginMs ?? 0, 'clockSkewMarginMs');
-    const retry = { ...DEFAULT_LEASE_RETRY, ...options.retry };
-    if (!Number.isSafeInteger(retry.maxAttempts) || retry.maxAttempts < 1) {
-      throw invalidLeaseInput('retry.maxAttempts', 'must be a whole number of at least 1');
-    }
-    checkMillis(retry.baseDelayMs, 'retry.baseDelayMs');
-    checkMillis(retry.maxDelayMs, 'retry.maxDelayMs');
-    let objects: LeaseObjects;
-    if (options.objects !== undefined) {
-      objects = options.objects;
-    } else {
-      if (typeof options.bucket !== 'string' || options.bucket === '') {
-        throw invalidLeaseInput('bucket', 'must be a non-empty bucket name');
-      }
-      objects = new S3LeaseObjects(options.s3, options.bucket);
-    }
-    return new S3LeaseStore(objects, prefix, options);
+  static async open(input: S3LeaseStoreOptions): Promise<S3LeaseStore> {
+    const options = parseS3LeaseOptions(input);
+    // The refinement leaves objects, or s3 with a bucket.
+    const objects = options.objects ?? new S3LeaseObjects(options.s3 ?? {}, options.bucket ?? '');
+    return new S3LeaseStore(objects, options.prefix, options);
   }
 
   protected async claimChecked(key: string, holder: string, ttlMs: number): Promise<Lease | null> {

@@ -23,6 +23,7 @@ import {
   LOG,
 } from './leveldb-keys.js';
 import { decodeLogEntry, encodeCoverageEntry, encodeCursorEntry } from './local-log.js';
+import { parseLevelDbCoverageOptions, type LevelDbCoverageOptions } from './leveldb-options.js';
 import type { LevelDbTier, LocalDiagnostics, Unflushed } from './leveldb-tier.js';
 
 type Op = { type: 'put'; key: Buffer; value: Buffer } | { type: 'del'; key: Buffer };
@@ -62,10 +63,8 @@ export class LevelDbCoverage extends CoverageBackend {
     super(sinks);
   }
 
-  static async open(options: {
-    readonly location: string;
-    readonly sinks: readonly SinkId[];
-  }): Promise<LevelDbCoverage> {
+  static async open(input: LevelDbCoverageOptions): Promise<LevelDbCoverage> {
+    const options = parseLevelDbCoverageOptions(input);
     const db = new ClassicLevel<Buffer, Buffer>(options.location, {
       keyEncoding: 'buffer',
       valueEncoding: 'buffer',

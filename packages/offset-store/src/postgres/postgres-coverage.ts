@@ -5,6 +5,7 @@ import type { CoverageDelta, CoverageKey, CursorKey } from '../coverage-store.js
 import { CoverageError } from '../errors.js';
 import { RangeSet } from '../range-set.js';
 import { checkDeltas } from '../receipt-check.js';
+import { parsePostgresCoverageOptions } from './postgres-coverage-options.js';
 import { migrate, SCHEMA_VERSION, tables, type Tables } from './postgres-schema.js';
 
 export interface PostgresCoverageOptions {
@@ -33,13 +34,12 @@ export class PostgresCoverage extends CoverageBackend {
   }
 
   static async open(options: PostgresCoverageOptions): Promise<PostgresCoverage> {
-    const schema = options.schema ?? 'public';
+    const o = parsePostgresCoverageOptions(options);
+    const schema = o.schema;
     const t = tables(schema);
-    const owns = typeof options.pool === 'string';
+    const owns = typeof o.pool === 'string';
     const pool =
-      typeof options.pool === 'string'
-        ? new pg.Pool({ connectionString: options.pool, max: 4 })
-        : options.pool;
+      typeof o.pool === 'string' ? new pg.Pool({ connectionString: o.pool, max: 4 }) : o.pool;
     try {
       const client = await pool.connect();
       try {
@@ -57,7 +57,7 @@ export class PostgresCoverage extends CoverageBackend {
             e,
           );
     }
-    return new PostgresCoverage(pool, owns, schema, t, options.sinks);
+    return new PostgresCoverage(pool, owns, schema, t, o.sinks);
   }
 
   /**

@@ -3,9 +3,8 @@ import type { SinkId, SourceCursor } from '@thalweg/connector-core';
 import { CoverageBackend } from '../coverage-backend.js';
 import type { CoverageDelta, CoverageKey, CursorKey } from '../coverage-store.js';
 import { laterCursor } from '../cursor-check.js';
-import { CoverageError } from '../errors.js';
 import { RangeSet } from '../range-set.js';
-import { DEFAULT_RETRY, getObject, updateObject, type RetryPolicy } from './conditional-object.js';
+import { getObject, updateObject, type RetryPolicy } from './conditional-object.js';
 import {
   decodeCoverage,
   decodeCursors,
@@ -15,6 +14,7 @@ import {
   type CoverageDocument,
   type CursorDocument,
 } from './coverage-document.js';
+import { parseS3CoverageOptions } from './s3-coverage-options.js';
 
 export interface S3CoverageOptions {
   /** A client the caller owns, or a configuration for one this store owns. */
@@ -44,18 +44,13 @@ export class S3Coverage extends CoverageBackend {
   lastAttempts = 0;
 
   constructor(options: S3CoverageOptions) {
-    super(options.sinks);
-    this.ownsClient = !(options.s3 instanceof S3Client);
-    this.s3 = options.s3 instanceof S3Client ? options.s3 : new S3Client(options.s3);
-    this.bucket = options.bucket;
-    this.prefix = options.prefix ?? '';
-    this.retry = { ...DEFAULT_RETRY, ...options.retry };
-    if (!Number.isSafeInteger(this.retry.maxAttempts) || this.retry.maxAttempts < 1) {
-      throw new CoverageError(
-        'TWG_COVERAGE_RANGE_INVALID',
-        'retry.maxAttempts: must be at least 1',
-      );
-    }
+    const o = parseS3CoverageOptions(options);
+    super(o.sinks);
+    this.ownsClient = o.ownsClient;
+    this.s3 = o.s3;
+    this.bucket = o.bucket;
+    this.prefix = o.prefix;
+    this.retry = o.retry;
   }
 
   protected async mergeChecked(deltas: readonly CoverageDelta[]): Promise<void> {

@@ -5,7 +5,8 @@ import { postgresUrl, uniqueIdentifier } from '@thalweg/test-services';
 import { PostgresCoverage } from '../../src/postgres/postgres-coverage.js';
 import { PostgresLeaseStore } from '../../src/lease/postgres-lease-store.js';
 import type { Lease } from '../../src/lease/lease-store.js';
-import { describeLeaseContract, expectInvalid } from './lease-contract.js';
+import { refusal } from '../config-refusal.js';
+import { describeLeaseContract } from './lease-contract.js';
 
 const pool = new pg.Pool({ connectionString: postgresUrl(), max: 12 });
 const schemas: string[] = [];
@@ -149,6 +150,7 @@ describe('PostgresLeaseStore', () => {
     await expect(
       PostgresLeaseStore.open({ connectionString: unreachable, schema: 'twg_nowhere' }),
     ).rejects.toMatchObject({ code: 'TWG_LEASE_STORE_FAILED' });
-    await expectInvalid(PostgresLeaseStore.open({ pool, schema: 'Bad"Name' }), 'schema');
+    const refused = await refusal(() => PostgresLeaseStore.open({ pool, schema: 'Bad"Name' }));
+    expect(refused.path).toBe('postgresLeases.schema');
   });
 });

@@ -13,7 +13,8 @@ import {
 } from '../../src/lease/lease-objects.js';
 import type { Lease } from '../../src/lease/lease-store.js';
 import { S3LeaseStore, type S3LeaseStoreOptions } from '../../src/lease/s3-lease-store.js';
-import { describeLeaseContract, expectInvalid } from './lease-contract.js';
+import { refusal } from '../config-refusal.js';
+import { describeLeaseContract } from './lease-contract.js';
 
 const env = s3Endpoint();
 const config = {
@@ -306,13 +307,17 @@ describe('S3LeaseStore', () => {
     await store.close();
   });
 
-  it('refuses bad options naming the field', async () => {
-    await expectInvalid(open(undefined, { clockSkewMarginMs: -1 }), 'clockSkewMarginMs');
-    await expectInvalid(open(undefined, { retry: { maxAttempts: 0 } }), 'retry.maxAttempts');
-    await expectInvalid(S3LeaseStore.open({ s3: config, bucket: '' }), 'bucket');
-    await expectInvalid(
-      S3LeaseStore.open({ s3: config, bucket: Bucket, prefix: 'p\u0000' }),
-      'prefix',
+  it('refuses bad options naming the field (s3Leases. paths, ADR 0015)', async () => {
+    const path = async (run: () => unknown) => (await refusal(run)).path;
+    expect(await path(() => open(undefined, { clockSkewMarginMs: -1 }))).toBe(
+      's3Leases.clockSkewMarginMs',
     );
+    expect(await path(() => open(undefined, { retry: { maxAttempts: 0 } }))).toBe(
+      's3Leases.retry.maxAttempts',
+    );
+    expect(await path(() => S3LeaseStore.open({ s3: config, bucket: '' }))).toBe('s3Leases.bucket');
+    expect(
+      await path(() => S3LeaseStore.open({ s3: config, bucket: Bucket, prefix: 'p\u0000' })),
+    ).toBe('s3Leases.prefix');
   });
 });

@@ -5,7 +5,10 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { sinkId } from '@thalweg/connector-core';
 import { LevelDbCoverage } from '../../src/index.js';
+
+const A = sinkId('raw');
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -21,8 +24,8 @@ async function location(): Promise<string> {
 describe('one writer per LevelDB local tier', () => {
   it('refuses a second open in this process, naming the holder', async () => {
     const at = await location();
-    const first = await LevelDbCoverage.open({ location: at, sinks: [] });
-    const error = await LevelDbCoverage.open({ location: at, sinks: [] }).then(
+    const first = await LevelDbCoverage.open({ location: at, sinks: [A] });
+    const error = await LevelDbCoverage.open({ location: at, sinks: [A] }).then(
       () => null,
       (e: unknown) => e as Error,
     );
@@ -30,7 +33,7 @@ describe('one writer per LevelDB local tier', () => {
       `it is open in pid ${process.pid} on host ${hostname()} (this process)`,
     );
     await first.close();
-    const second = await LevelDbCoverage.open({ location: at, sinks: [] });
+    const second = await LevelDbCoverage.open({ location: at, sinks: [A] });
     await second.close();
   });
 
@@ -39,7 +42,7 @@ describe('one writer per LevelDB local tier', () => {
     const index = fileURLToPath(new URL('../../dist/index.js', import.meta.url));
     const script = `
       import { LevelDbCoverage } from ${JSON.stringify(index)};
-      await LevelDbCoverage.open({ location: ${JSON.stringify(at)}, sinks: [] });
+      await LevelDbCoverage.open({ location: ${JSON.stringify(at)}, sinks: ['raw'] });
       process.stdout.write('ready\\n');
       setInterval(() => {}, 1000);
     `;
@@ -54,7 +57,7 @@ describe('one writer per LevelDB local tier', () => {
         });
         child.once('exit', (code) => reject(new Error(`the holder exited with ${code}`)));
       });
-      const error = await LevelDbCoverage.open({ location: at, sinks: [] }).then(
+      const error = await LevelDbCoverage.open({ location: at, sinks: [A] }).then(
         () => null,
         (e: unknown) => e as Error,
       );
@@ -63,7 +66,7 @@ describe('one writer per LevelDB local tier', () => {
       child.kill('SIGKILL');
       await exited;
     }
-    const after = await LevelDbCoverage.open({ location: at, sinks: [] });
+    const after = await LevelDbCoverage.open({ location: at, sinks: [A] });
     await after.close();
   });
 });

@@ -1,0 +1,38 @@
+import { functionOption, objectWith, parseConfig } from '@thalweg/connector-core';
+import { z } from 'zod';
+import type { CoverageTier } from './coverage-store.js';
+import { LevelDbCoverage } from './leveldb/leveldb-coverage.js';
+import { MAX_TIMER_MS } from './store-options.js';
+import type { WriteBehindOptions } from './write-behind-coverage.js';
+
+const interval = 'must be a positive number of milliseconds up to 2147483647';
+
+const writeBehindCoverageSchema = z.strictObject(
+  {
+    local: z.custom<LevelDbCoverage>(
+      (v) => v instanceof LevelDbCoverage,
+      'must be a LevelDbCoverage (from LevelDbCoverage.open)',
+    ),
+    durable: objectWith<CoverageTier>('merge', 'a CoverageTier (a durable coverage store)'),
+    // Node fires timers above 2^31 - 1 ms after 1 ms: refuse rather than checkpoint in a loop.
+    checkpointIntervalMs: z
+      .number({ error: interval })
+      .gt(0, { error: interval })
+      .max(MAX_TIMER_MS, { error: interval }),
+    now: functionOption<() => number>().optional(),
+    onCheckpointError: functionOption<(error: unknown) => void>().optional(),
+  },
+  { error: 'must be an object { local, durable, checkpointIntervalMs, ... }' },
+);
+
+/** Validates the options of `new WriteBehindCoverage`; a refusal names `writeBehindCoverage.<field>`. */
+export function parseWriteBehindOptions(input: unknown): WriteBehindOptions {
+  const o = parseConfig(writeBehindCoverageSchema, input, 'writeBehindCoverage');
+  return {
+    local: o.local,
+    durable: o.durable,
+    checkpointIntervalMs: o.checkpointIntervalMs,
+    ...(o.now === undefined ? {} : { now: o.now }),
+    ...(o.onCheckpointError === undefined ? {} : { onCheckpointError: o.onCheckpointError }),
+  };
+}
