@@ -8,7 +8,8 @@ import { ConfigError } from './errors.js';
  *
  * This is the one path convention of every component: the component's root
  * name (`config`, `fileSource`, `rawSegments`, `postgresSink`, `kafkaSource`,
- * `zerobus`), then `.field` for a key and `[i]` for an array element. An
+ * `zerobus`, the offset store's `levelDbCoverage`, `s3Leases`, ... listed in
+ * ADR 0015), then `.field` for a key and `[i]` for an array element. An
  * unknown key (schemas are strict: a misspelt knob must not fall back to its
  * default) is named by its own path, `fileSource.maxBatchRecs`, not by its
  * parent's.
