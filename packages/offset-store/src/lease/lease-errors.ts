@@ -1,7 +1,10 @@
 import { ThalwegError, type ErrorClass } from '@thalweg/connector-core';
 
 export const LEASE_ERROR_CODES = [
-  /** A key, holder, prefix, TTL, lease or option is malformed; the message names the field. */
+  /**
+   * A key, holder, prefix, TTL or lease passed to a call is malformed; the
+   * message names the field. A store's bad option is a ConfigError instead.
+   */
   'TWG_LEASE_INVALID',
   /** The durable backend could not be reached or failed; nothing is known to have changed. */
   'TWG_LEASE_STORE_FAILED',
