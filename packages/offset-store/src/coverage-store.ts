@@ -46,8 +46,9 @@ export interface CoverageTier {
   destinations(): Promise<CoverageKey[]>;
   /**
    * Stores the position of a store-managed source (never of a broker-managed
-   * one). A cursor never moves back: of two cursors the one with the higher
-   * `nextOffset` wins, because every writer saves only durable positions.
+   * one). A saved cursor never moves back: of two cursors the one with the
+   * higher `nextOffset` wins, because every writer saves only durable
+   * positions (an operator moves one back with `rewindCursor`, nothing else).
    */
   saveCursor(key: CursorKey, cursor: SourceCursor): Promise<void>;
   /**
