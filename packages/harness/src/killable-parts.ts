@@ -67,6 +67,7 @@ export function killableTier(tier: CoverageTier, wire: Tripwire): CoverageTier {
     covered: (key) => tier.covered(key),
     destinations: () => tier.destinations(),
     saveCursor: (key, cursor) => tier.saveCursor(key, cursor),
+    rewindCursor: (key, cursor) => tier.rewindCursor(key, cursor),
     loadCursor: (key) => tier.loadCursor(key),
     knows: (sink) => tier.knows(sink),
     close: () => tier.close(),
@@ -101,6 +102,7 @@ export function killableCoverage(
     destinations: () => store.destinations(),
     knows: (sink) => store.knows(sink),
     saveCursor: (key, cursor) => store.saveCursor(key, cursor),
+    rewindCursor: (key, cursor) => store.rewindCursor(key, cursor),
     loadCursor: (key) => store.loadCursor(key),
     close: () => store.close(),
   };

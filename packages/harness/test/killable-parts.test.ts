@@ -123,6 +123,7 @@ describe('the kill points', () => {
         covered: (key) => store.covered(key),
         destinations: () => store.destinations(),
         saveCursor: (key, cursor) => store.saveCursor(key, cursor),
+        rewindCursor: (key, cursor) => store.rewindCursor(key, cursor),
         loadCursor: (key) => store.loadCursor(key),
         knows: (sink) => store.knows(sink),
         close: () => store.close(),

@@ -68,6 +68,12 @@ export abstract class CoverageBackend implements CoverageStore {
     await this.writeCursor(key, cursor);
   }
 
+  async rewindCursor(key: CursorKey, cursor: SourceCursor): Promise<void> {
+    this.ensureOpen();
+    checkCursor(key, cursor);
+    await this.replaceCursor(key, cursor);
+  }
+
   async loadCursor(key: CursorKey): Promise<SourceCursor | null> {
     this.ensureOpen();
     checkCursorKey(key);
@@ -90,6 +96,8 @@ export abstract class CoverageBackend implements CoverageStore {
   protected abstract listDestinations(): Promise<CoverageKey[]>;
   /** Keeps the later of the stored and the offered cursor (see laterCursor). */
   protected abstract writeCursor(key: CursorKey, cursor: SourceCursor): Promise<void>;
+  /** Replaces the stored cursor with a lower one, refused by checkRewind in the same atomic step as the write. */
+  protected abstract replaceCursor(key: CursorKey, cursor: SourceCursor): Promise<void>;
   protected abstract readCursor(key: CursorKey): Promise<SourceCursor | null>;
   protected abstract release(): Promise<void>;
 }

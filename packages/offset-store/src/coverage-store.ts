@@ -46,10 +46,23 @@ export interface CoverageTier {
   destinations(): Promise<CoverageKey[]>;
   /**
    * Stores the position of a store-managed source (never of a broker-managed
-   * one). A cursor never moves back: of two cursors the one with the higher
-   * `nextOffset` wins, because every writer saves only durable positions.
+   * one). A saved cursor never moves back: of two cursors the one with the
+   * higher `nextOffset` wins, because every writer saves only durable
+   * positions (an operator moves one back with `rewindCursor`, nothing else).
    */
   saveCursor(key: CursorKey, cursor: SourceCursor): Promise<void>;
+  /**
+   * The operator's way back to a hole in raw: replaces the stored cursor
+   * with a LOWER one (or one at the same position), the only path by which a
+   * cursor moves back. Safe because a rewind is lag: the source re-reads
+   * records raw may already hold, and every re-read record carries the
+   * record id of its first read, so raw and the secondaries deduplicate it.
+   * Refused with `TWG_COVERAGE_REWIND_REFUSED`, changing nothing, when no
+   * cursor is stored, when the kind differs, or when it would move forward.
+   * Run it with the source stopped: a running source saves its own later
+   * position again on its next durable acknowledgement.
+   */
+  rewindCursor(key: CursorKey, cursor: SourceCursor): Promise<void>;
   loadCursor(key: CursorKey): Promise<SourceCursor | null>;
   /**
    * Whether this tier keeps coverage for `sink` (its `sinks` option). Every

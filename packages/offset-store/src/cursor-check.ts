@@ -45,6 +45,41 @@ export function laterCursor(stored: SourceCursor | null, offered: SourceCursor):
   return stored !== null && stored.nextOffset > offered.nextOffset ? stored : offered;
 }
 
+/**
+ * Refuses a rewind that is not one: of a key with no stored cursor (the
+ * source would start where its own default puts it, which may be ahead),
+ * to another kind of cursor (the source could not resume from it), or to a
+ * position above the stored one. A forward move may only come from raw's
+ * durable acknowledgement, through `saveCursor`. A rewind to the stored
+ * position is allowed, so a rewind that failed part-way can be repeated.
+ */
+export function checkRewind(
+  key: CursorKey,
+  stored: SourceCursor | null,
+  offered: SourceCursor,
+): void {
+  const where = `cursor ${key.source} ${key.topic}/${key.partition}`;
+  if (stored === null) {
+    throw new CoverageError(
+      'TWG_COVERAGE_REWIND_REFUSED',
+      `${where}: no cursor is stored, so there is nothing to rewind`,
+    );
+  }
+  if (stored.kind !== offered.kind) {
+    throw new CoverageError(
+      'TWG_COVERAGE_REWIND_REFUSED',
+      `${where}: the stored cursor is a ${stored.kind} cursor, the rewind offers a ${offered.kind} one`,
+    );
+  }
+  if (offered.nextOffset > stored.nextOffset) {
+    throw new CoverageError(
+      'TWG_COVERAGE_REWIND_REFUSED',
+      `${where}: a rewind to ${offered.nextOffset} would move the cursor forward from ` +
+        `${stored.nextOffset}; only raw's durable acknowledgement moves a cursor forward`,
+    );
+  }
+}
+
 export function cursorKeyId(key: CursorKey): string {
   return `${key.source}\u0000${key.topic}\u0000${key.partition}`;
 }

@@ -17,6 +17,8 @@ export const COVERAGE_ERROR_CODES = [
   'TWG_COVERAGE_BACKEND',
   /** The store was used after close. */
   'TWG_COVERAGE_CLOSED',
+  /** A cursor rewind that is not one: forward, of another kind, or of no stored cursor. */
+  'TWG_COVERAGE_REWIND_REFUSED',
 ] as const;
 
 export type CoverageErrorCode = (typeof COVERAGE_ERROR_CODES)[number];
@@ -30,6 +32,7 @@ const CLASS_OF: Record<CoverageErrorCode, ErrorClass> = {
   TWG_COVERAGE_CONTENTION: 'transient',
   TWG_COVERAGE_BACKEND: 'transient',
   TWG_COVERAGE_CLOSED: 'fatal-config',
+  TWG_COVERAGE_REWIND_REFUSED: 'fatal-config',
 };
 
 /** Every failure of the offset store. Nothing is changed when one is thrown. */

@@ -2,7 +2,7 @@ import { parseConfig, type SinkId, type SourceCursor } from '@thalweg/connector-
 import { z } from 'zod';
 import { CoverageBackend } from './coverage-backend.js';
 import type { CoverageDelta, CoverageKey, CursorKey } from './coverage-store.js';
-import { cursorKeyId, laterCursor } from './cursor-check.js';
+import { checkRewind, cursorKeyId, laterCursor } from './cursor-check.js';
 import { RangeSet } from './range-set.js';
 import { coverageKeyId } from './receipt-check.js';
 import { sinkList } from './store-options.js';
@@ -52,6 +52,12 @@ export class InMemoryCoverage extends CoverageBackend {
   protected async writeCursor(key: CursorKey, cursor: SourceCursor): Promise<void> {
     const id = cursorKeyId(key);
     this.cursors.set(id, structuredClone(laterCursor(this.cursors.get(id) ?? null, cursor)));
+  }
+
+  protected async replaceCursor(key: CursorKey, cursor: SourceCursor): Promise<void> {
+    const id = cursorKeyId(key);
+    checkRewind(key, this.cursors.get(id) ?? null, cursor);
+    this.cursors.set(id, structuredClone(cursor));
   }
 
   protected async readCursor(key: CursorKey): Promise<SourceCursor | null> {

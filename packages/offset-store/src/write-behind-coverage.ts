@@ -101,6 +101,26 @@ export class WriteBehindCoverage implements CoverageStore {
     return this.options.local.saveCursor(key, cursor);
   }
 
+  /**
+   * Rewinds both tiers, queued with the checkpoints: it first checkpoints, so
+   * the durable tier holds the latest cursor (the one the rewind is checked
+   * against) and no checkpoint that read the local log before the rewind can
+   * write its older, later cursor after it. Then the durable tier, then the
+   * local one, whose rewind drops the key's unflushed log entries. A failure
+   * part-way leaves a cursor no lower than before; repeating the rewind
+   * completes it (a rewind to the stored position is allowed).
+   */
+  rewindCursor(key: CursorKey, cursor: SourceCursor): Promise<void> {
+    return this.queued(async () => {
+      await this.checkpointOnce();
+      await this.options.durable.rewindCursor(key, cursor);
+      const local = await this.options.local.loadCursor(key);
+      // A local cursor below the rewind loses to the durable one on load.
+      if (local !== null && local.nextOffset >= cursor.nextOffset)
+        await this.options.local.rewindCursor(key, cursor);
+    });
+  }
+
   async loadCursor(key: CursorKey): Promise<SourceCursor | null> {
     const [local, durable] = await Promise.all([
       this.options.local.loadCursor(key),
@@ -112,15 +132,7 @@ export class WriteBehindCoverage implements CoverageStore {
 
   /** Pushes everything the local tier holds beyond the last checkpoint to the durable tier. */
   checkpoint(): Promise<void> {
-    if (this.closed)
-      return Promise.reject(
-        new CoverageError('TWG_COVERAGE_CLOSED', 'the coverage store is closed'),
-      );
-    // One checkpoint at a time; a caller arriving during one waits for it and runs its own.
-    const previous = this.running ?? Promise.resolve();
-    const run = previous.catch(() => undefined).then(() => this.checkpointOnce());
-    this.running = run;
-    return run;
+    return this.queued(() => this.checkpointOnce());
   }
 
   async diagnostics(): Promise<WriteBehindDiagnostics> {
@@ -143,6 +155,18 @@ export class WriteBehindCoverage implements CoverageStore {
       await this.options.local.close();
       await this.options.durable.close();
     }
+  }
+
+  /** One checkpoint or rewind at a time; a caller arriving during one waits for it and runs its own. */
+  private queued(work: () => Promise<void>): Promise<void> {
+    if (this.closed)
+      return Promise.reject(
+        new CoverageError('TWG_COVERAGE_CLOSED', 'the coverage store is closed'),
+      );
+    const previous = this.running ?? Promise.resolve();
+    const run = previous.catch(() => undefined).then(work);
+    this.running = run;
+    return run;
   }
 
   private async checkpointOnce(): Promise<void> {

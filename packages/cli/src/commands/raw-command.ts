@@ -19,8 +19,9 @@ export const RAW_USAGE = `thalweg raw verify --dir DIR [--json]
   raw repair  (no pipeline running) drops damaged and missing segments from
               raw's manifest, moves the damaged files to DIR/damaged, and
               prints the ranges raw no longer holds: re-read them from the
-              source (for Kafka, reset the consumer group to the first
-              offset of each with the Kafka tools).`;
+              source: move its position back to the first offset of each
+              (\`thalweg cursor rewind\` for a store-managed source; for a
+              Kafka consumer group, reset it with the Kafka tools).`;
 
 /** `thalweg raw …`: check raw's integrity, and the way out of a hole. */
 export async function rawCommand(rest: string[]): Promise<number> {
@@ -91,7 +92,8 @@ async function repair(args: string[]): Promise<number> {
           ? ''
           : `; moved ${result.movedAside.join(', ')} to damaged/`) +
         '.\nRe-read those ranges from the source: move its position back to the first offset of ' +
-        'each (for Kafka, reset the consumer group), then start the pipeline.\n',
+        'each (`thalweg cursor rewind` for a store-managed source; for a Kafka consumer group, ' +
+        'reset it with the Kafka tools), then start the pipeline.\n',
     );
   }
   return 0;

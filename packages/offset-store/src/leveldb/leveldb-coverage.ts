@@ -2,7 +2,7 @@ import { ClassicLevel } from 'classic-level';
 import type { SinkId, SourceCursor } from '@thalweg/connector-core';
 import { CoverageBackend } from '../coverage-backend.js';
 import type { CoverageDelta, CoverageKey, CursorKey } from '../coverage-store.js';
-import { laterCursor } from '../cursor-check.js';
+import { checkRewind, laterCursor } from '../cursor-check.js';
 import { CoverageError } from '../errors.js';
 import { describeHolder, recordHolder } from './leveldb-holder.js';
 import type { CoveredRange } from '../covered-range.js';
@@ -22,7 +22,12 @@ import {
   RANGE,
   LOG,
 } from './leveldb-keys.js';
-import { decodeLogEntry, encodeCoverageEntry, encodeCursorEntry } from './local-log.js';
+import {
+  decodeLogEntry,
+  encodeCoverageEntry,
+  encodeCursorEntry,
+  isCursorEntryOf,
+} from './local-log.js';
 import { parseLevelDbCoverageOptions, type LevelDbCoverageOptions } from './leveldb-options.js';
 import type { LevelDbTier, LocalDiagnostics, Unflushed } from './leveldb-tier.js';
 
@@ -263,6 +268,22 @@ export class LevelDbCoverage extends CoverageBackend {
       await this.writeNoted(ops);
       if (logged) this.nextSeq += 1;
       this.cursors.set(id, structuredClone(kept));
+    });
+  }
+
+  /** Also drops the key's unflushed log entries: a checkpoint would carry their later cursors over the rewind. */
+  protected async replaceCursor(key: CursorKey, cursor: SourceCursor): Promise<void> {
+    await this.serial(async () => {
+      this.ensureOpen();
+      const id = cursorKey(key).toString('hex');
+      checkRewind(key, this.cursors.get(id) ?? null, cursor);
+      const ops: Op[] = [
+        { type: 'put', key: cursorKey(key), value: Buffer.from(JSON.stringify(cursor)) },
+      ];
+      for await (const [k, v] of this.db.iterator(prefixBounds(Buffer.from([LOG]))))
+        if (isCursorEntryOf(v, decodeLogKey(k), key)) ops.push({ type: 'del', key: k });
+      await this.writeNoted(ops);
+      this.cursors.set(id, structuredClone(cursor));
     });
   }
 

@@ -44,6 +44,18 @@ export function encodeCursorEntry(key: CursorKey, cursor: SourceCursor): Buffer 
   ]);
 }
 
+/** Whether a log entry is a cursor of `key` (which a rewind of it must drop). */
+export function isCursorEntryOf(value: Buffer, seq: number, key: CursorKey): boolean {
+  if (value.readUInt8(0) !== CURSOR) return false;
+  const entry = decodeLogEntry(value, seq);
+  return (
+    entry.t === 'cur' &&
+    entry.key.source === key.source &&
+    entry.key.topic === key.topic &&
+    entry.key.partition === key.partition
+  );
+}
+
 export function decodeLogEntry(value: Buffer, seq: number): LogEntry {
   try {
     if (value.readUInt8(0) === CURSOR) {

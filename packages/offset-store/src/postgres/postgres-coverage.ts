@@ -2,6 +2,7 @@ import pg from 'pg';
 import type { OffsetSpan, SinkId, SourceCursor } from '@thalweg/connector-core';
 import { CoverageBackend } from '../coverage-backend.js';
 import type { CoverageDelta, CoverageKey, CursorKey } from '../coverage-store.js';
+import { checkRewind } from '../cursor-check.js';
 import { CoverageError } from '../errors.js';
 import { RangeSet } from '../range-set.js';
 import { checkDeltas } from '../receipt-check.js';
@@ -116,6 +117,22 @@ export class PostgresCoverage extends CoverageBackend {
          where c.next_offset <= excluded.next_offset`,
       [key.source, key.topic, key.partition, cursor.nextOffset, JSON.stringify(cursor)],
     );
+  }
+
+  /** The one statement that may lower next_offset: the row is locked, checked and replaced in one transaction. */
+  protected async replaceCursor(key: CursorKey, cursor: SourceCursor): Promise<void> {
+    await this.transaction(async (client) => {
+      const found = await client.query<{ cursor: SourceCursor }>(
+        `select cursor from ${this.t.cursor} where source = $1 and topic = $2 and partition = $3 for update`,
+        [key.source, key.topic, key.partition],
+      );
+      checkRewind(key, found.rows[0]?.cursor ?? null, cursor);
+      await client.query(
+        `update ${this.t.cursor} set next_offset = $4, cursor = $5, updated_at = now()
+         where source = $1 and topic = $2 and partition = $3`,
+        [key.source, key.topic, key.partition, cursor.nextOffset, JSON.stringify(cursor)],
+      );
+    });
   }
 
   protected async readCursor(key: CursorKey): Promise<SourceCursor | null> {

@@ -2,7 +2,7 @@ import { ListObjectsV2Command, S3Client, type S3ClientConfig } from '@aws-sdk/cl
 import type { SinkId, SourceCursor } from '@thalweg/connector-core';
 import { CoverageBackend } from '../coverage-backend.js';
 import type { CoverageDelta, CoverageKey, CursorKey } from '../coverage-store.js';
-import { laterCursor } from '../cursor-check.js';
+import { checkRewind, laterCursor } from '../cursor-check.js';
 import { RangeSet } from '../range-set.js';
 import { getObject, updateObject, type RetryPolicy } from './conditional-object.js';
 import {
@@ -115,6 +115,28 @@ export class S3Coverage extends CoverageBackend {
         const kept = laterCursor(stored, cursor);
         if (stored !== null && kept === stored) return null;
         doc.cursors.set(id, { topic: key.topic, partition: key.partition, cursor: kept });
+        return encodeCursors(doc);
+      },
+      this.retry,
+    );
+  }
+
+  protected async replaceCursor(key: CursorKey, cursor: SourceCursor): Promise<void> {
+    const objectKey = this.cursorKey(key.source);
+    // Checked against what each attempt read: a concurrent writer's later
+    // cursor is re-read on the retry, and a rewind past it is refused.
+    this.lastAttempts = await updateObject(
+      this.s3,
+      this.bucket,
+      objectKey,
+      (body) => {
+        const doc: CursorDocument =
+          body === null
+            ? { source: key.source, cursors: new Map() }
+            : decodeCursors(body, key.source, this.where(objectKey));
+        const id = destinationId(key.topic, key.partition);
+        checkRewind(key, doc.cursors.get(id)?.cursor ?? null, cursor);
+        doc.cursors.set(id, { topic: key.topic, partition: key.partition, cursor });
         return encodeCursors(doc);
       },
       this.retry,

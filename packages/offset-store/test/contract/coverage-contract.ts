@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { offsetSpan, sinkId, type Receipt, type SinkId } from '@thalweg/connector-core';
 import type { CoverageStore, DurableReceipt } from '../../src/coverage-store.js';
 import { CoverageError } from '../../src/errors.js';
+import { cursorRewindContract } from './cursor-rewind-contract.js';
 
 export interface ContractFixture {
   readonly store: CoverageStore;
@@ -295,6 +296,8 @@ export function describeCoverageContract(name: string, backend: ContractBackend)
         code: 'TWG_COVERAGE_CLOSED',
       });
     });
+
+    cursorRewindContract(name, backend);
 
     if (!backend.persistent) return;
 

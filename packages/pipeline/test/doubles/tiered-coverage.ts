@@ -66,6 +66,10 @@ export class TieredCoverage implements CoverageStore {
     return this.durable.saveCursor(key, cursor);
   }
 
+  rewindCursor(key: CursorKey, cursor: SourceCursor): Promise<void> {
+    return this.durable.rewindCursor(key, cursor);
+  }
+
   loadCursor(key: CursorKey): Promise<SourceCursor | null> {
     return this.durable.loadCursor(key);
   }
