@@ -19,6 +19,11 @@ export interface SoakOptions {
   readonly sampleMs: number;
   /** Every this many submits the secondary stalls (its lane sheds); 0: never. */
   readonly stallEvery: number;
+  /**
+   * A stall lasts until the lane has shed a batch (the fault the soak is
+   * about happened) or the source has nothing left to read, and at most this
+   * long; 0: no bound, only those conditions.
+   */
   readonly stallMs: number;
   readonly keep: boolean;
   /** Each sample and the result, as one JSON object per line. */
@@ -60,6 +65,19 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
   });
   const leases = new InMemoryLeaseStore();
   let sink: SoakSecondary | undefined;
+  const shed = (): number => pipeline.stats().secondaries[0]?.shedRecords ?? 0;
+  // Called from the secondary's submit, so only once the pipeline runs.
+  const stall = async (): Promise<void> => {
+    const before = shed();
+    const until = o.stallMs > 0 ? performance.now() + o.stallMs : Number.POSITIVE_INFINITY;
+    while (
+      shed() === before &&
+      pipeline.stats().source.records < o.records &&
+      performance.now() < until
+    ) {
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+  };
   const pipeline = await Pipeline.open({
     source,
     coverage,
@@ -80,7 +98,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
       }),
     secondaries: [
       secondary({
-        open: (target) => (sink = new SoakSecondary(SEC, target, o.stallEvery, o.stallMs)),
+        open: (target) => (sink = new SoakSecondary(SEC, target, o.stallEvery, stall)),
         derive: (batch) => ({ batch, quarantined: [] }),
       }),
     ],

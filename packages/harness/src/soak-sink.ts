@@ -19,7 +19,7 @@ interface Pending {
  * The soak's secondary: acknowledges every batch durably on the next turn
  * of the event loop and keeps nothing but counts (a sink that kept rows
  * would be the growth the soak looks for). Every `stallEvery`-th submit
- * waits `stallMs` first, as a stream rebuild would: the lane behind it
+ * waits for `stall` first, as a stream rebuild would: the lane behind it
  * fills and sheds, and recovery replays the gaps from raw through this sink.
  */
 export class SoakSecondary implements Sink<'secondary', SourceBatch> {
@@ -35,7 +35,7 @@ export class SoakSecondary implements Sink<'secondary', SourceBatch> {
     id: SinkId,
     private readonly target: ConfirmTarget<'secondary'>,
     private readonly stallEvery: number,
-    private readonly stallMs: number,
+    private readonly stall: () => Promise<void>,
   ) {
     this.descriptor = {
       id,
@@ -49,7 +49,7 @@ export class SoakSecondary implements Sink<'secondary', SourceBatch> {
     this.submits += 1;
     if (this.stallEvery > 0 && this.submits % this.stallEvery === 0) {
       this.stalls += 1;
-      await new Promise((resolve) => setTimeout(resolve, this.stallMs));
+      await this.stall();
     }
     this.pending.push({ span, records: batch.records.length, confirm, submittedAt: Date.now() });
     if (!this.acking) {
