@@ -35,8 +35,12 @@ export interface LockHolder {
  * the host (raw on a shared file system needs its operator then).
  *
  * Takeover renames the stale file aside and checks that what it moved is
- * the stale lock it judged (by token), so two openers breaking the same
- * stale lock at once cannot both win: the loser finds a live holder.
+ * byte for byte the lock it judged stale (an unreadable one included), and
+ * gives back anything else, so two openers breaking the same stale lock at
+ * once cannot both win: the loser finds a live holder. Without a kernel
+ * lock (flock) there remains a narrower race, said plainly in ADR 0014: a
+ * third opener that creates the lock while a second gives back the first's
+ * can leave two holders.
  */
 export class DirLock {
   private released = false;
@@ -58,10 +62,12 @@ export class DirLock {
     };
     for (let attempt = 0; attempt < 5; attempt++) {
       if (await createExclusive(path, me)) return new DirLock(path, me);
-      const held = await readHolder(path);
-      if (held === undefined) continue; // released meanwhile: try again
+      const judged = await readBytes(path);
+      if (judged === undefined) continue; // released meanwhile: try again
+      const held = parseHolder(judged);
       if (held !== null && !isStale(held)) throw locked(dir, what, held);
-      // Stale (or unreadable: a lock is never half-written, so not ours to keep).
+      // Stale (or unreadable: a lock is never half-written by us, so one that
+      // does not parse is what a power loss left, and not anyone's to keep).
       const aside = `${path}.stale-${me.token}`;
       try {
         await rename(path, aside);
@@ -69,8 +75,10 @@ export class DirLock {
         if (isCode(error, 'ENOENT')) continue;
         throw error;
       }
-      const moved = await readHolder(aside);
-      if (held !== null && moved?.token !== held.token) {
+      // What was moved must be the very bytes judged stale: an unreadable
+      // lock compares too, so a live lock that replaced it is never removed.
+      const moved = await readBytes(aside);
+      if (moved === undefined || !moved.equals(judged)) {
         // Someone else took it over between our read and our rename: give it back.
         await link(aside, path).catch(() => undefined);
         await unlink(aside).catch(() => undefined);
@@ -124,17 +132,26 @@ async function createExclusive(path: string, me: LockHolder): Promise<boolean> {
   }
 }
 
-/** The holder named in `path`; undefined when there is no such file, null when it does not parse. */
-async function readHolder(path: string): Promise<LockHolder | null | undefined> {
-  let text: string;
+/** The bytes of `path`; undefined when there is no such file. */
+async function readBytes(path: string): Promise<Buffer | undefined> {
   try {
-    text = await readFile(path, 'utf8');
+    return await readFile(path);
   } catch (error) {
     if (isCode(error, 'ENOENT')) return undefined;
     throw error;
   }
+}
+
+/** The holder named in `path`; undefined when there is no such file, null when it does not parse. */
+async function readHolder(path: string): Promise<LockHolder | null | undefined> {
+  const bytes = await readBytes(path);
+  return bytes === undefined ? undefined : parseHolder(bytes);
+}
+
+/** The holder a lock file names; null when it does not parse. */
+function parseHolder(bytes: Buffer): LockHolder | null {
   try {
-    const h = JSON.parse(text) as Partial<LockHolder>;
+    const h = JSON.parse(bytes.toString('utf8')) as Partial<LockHolder>;
     if (typeof h.pid !== 'number' || typeof h.host !== 'string' || typeof h.token !== 'string') {
       return null;
     }
@@ -151,8 +168,8 @@ async function readHolder(path: string): Promise<LockHolder | null | undefined> 
   }
 }
 
-/** Whether the holder is certainly gone. Exported for tests. */
-export function isStale(held: LockHolder): boolean {
+/** Whether the holder is certainly gone. */
+function isStale(held: LockHolder): boolean {
   if (held.host !== hostname()) return false;
   const boot = bootId();
   if (held.boot !== null && boot !== null && held.boot !== boot) return true;

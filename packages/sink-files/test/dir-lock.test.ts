@@ -5,7 +5,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { LOCK_FILE } from '../src/dir-lock.js';
+import { DirLock, LOCK_FILE } from '../src/dir-lock.js';
 import { RawSinkError } from '../src/index.js';
 import { anchor, batchOf, openSink, readAll, tempDir } from './helpers.js';
 
@@ -115,5 +115,24 @@ describe('one writer per raw directory', () => {
     const e = await refusal(openSink(dir));
     expect(e.code).toBe('TWG_RAW_DIR_LOCKED');
     expect(e.message).toContain(`pid 1 on host not-${hostname()}`);
+  });
+
+  it('two openers breaking one unreadable lock (what a power loss can leave): exactly one wins', async () => {
+    for (let round = 0; round < 25; round++) {
+      const dir = await tempDir();
+      await writeFile(join(dir, LOCK_FILE), '');
+      const outcomes = await Promise.allSettled([
+        DirLock.acquire(dir, 'raw sink'),
+        DirLock.acquire(dir, 'raw sink'),
+      ]);
+      const won = outcomes.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
+      expect(won).toHaveLength(1);
+      const lost = outcomes.find((o) => o.status === 'rejected');
+      expect(lost?.reason).toMatchObject({ code: 'TWG_RAW_DIR_LOCKED' });
+      // The lock on disk is the winner's: nobody removed it after it was taken.
+      const onDisk = JSON.parse(await readFile(join(dir, LOCK_FILE), 'utf8')) as { token: string };
+      expect(onDisk.token).toBe(won[0]!.holder.token);
+      await won[0]!.release();
+    }
   });
 });
