@@ -100,7 +100,8 @@ export async function checkRaw(
       const found = options.checksums ? await segmentDamage(fs, dir, entry) : [];
       damage.push(...found);
       for (const b of entry.batches) {
-        const sound = !found.some((d) => d.spans.includes(b.span));
+        // By value: damage found while parsing names spans read from the file.
+        const sound = !found.some((d) => d.spans.some((s) => sameSpan(s, b.span)));
         (sound ? runsOf(b.span).held : runsOf(b.span).lost).add(b.span.start, b.span.end);
       }
     }
@@ -205,4 +206,10 @@ function asDamage(error: unknown, file: string, spans: readonly OffsetSpan[]): R
     spans,
     reason: reasonOf(error),
   };
+}
+
+function sameSpan(a: OffsetSpan, b: OffsetSpan): boolean {
+  return (
+    a.topic === b.topic && a.partition === b.partition && a.start === b.start && a.end === b.end
+  );
 }
