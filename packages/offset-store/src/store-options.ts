@@ -12,14 +12,14 @@ import { z } from 'zod';
 export const MAX_TIMER_MS = 0x7fffffff;
 
 /**
- * The sinks a coverage store keeps coverage for: at least one (a store that
- * knows no sink refuses every write), each listed once.
+ * The sinks a coverage store keeps coverage for, each listed once. None is
+ * allowed: such a store holds cursors only (what `thalweg cursor` opens),
+ * and refuses every coverage write, which Pipeline.open checks (`knows`).
  */
 export const sinkList = z
   .array(z.custom<SinkId>(isSinkId, 'is not a sink id (use sinkId())'), {
-    error: 'must be a non-empty array of sink ids',
+    error: 'must be an array of sink ids',
   })
-  .min(1, 'must list at least one sink (a store that knows no sink refuses every write)')
   .superRefine((sinks, ctx) => {
     const seen = new Set<SinkId>();
     sinks.forEach((sink, i) => {
