@@ -111,7 +111,11 @@ background.threads=4
 EOF
 }
 
-# Ready = a topic can be created and a message produced to it with acks=all.
+# Ready = a topic can be created, a message produced to it with acks=all, and
+# consumed and committed by a consumer group: the last step needs the group
+# coordinator, which a fresh broker serves only once it has loaded the offsets
+# topic ("The coordinator is loading" before that, which a client's own
+# retries do not always outlast).
 check_ready() {
   local cfg="$ROOT/client.properties"
   # short client timeouts so a not-yet-ready broker fails fast and we retry
@@ -122,7 +126,10 @@ check_ready() {
     --partitions 1 --replication-factor 1 >/dev/null || return 1
   timeout 30 "${TOOL[@]}" org.apache.kafka.tools.VerifiableProducer --bootstrap-server "$BROKERS" \
     --command-config "$cfg" --topic thalweg-readiness --max-messages 1 --acks -1 \
-    2>/dev/null | grep -q '"name":"producer_send_success"'
+    2>/dev/null | grep -q '"name":"producer_send_success"' || return 1
+  timeout 30 "${TOOL[@]}" org.apache.kafka.tools.VerifiableConsumer --bootstrap-server "$BROKERS" \
+    --topic thalweg-readiness --group-id thalweg-readiness --max-messages 1 \
+    --reset-policy earliest 2>/dev/null | grep -q '"name":"offsets_committed".*"success":true'
 }
 
 # Start-up failed: show why, and stop the broker so the next `up` starts afresh.
