@@ -100,31 +100,31 @@ export class S3Coverage extends CoverageBackend {
   }
 
   protected async writeCursor(key: CursorKey, cursor: SourceCursor): Promise<void> {
-    const objectKey = this.cursorKey(key.source);
-    this.lastAttempts = await updateObject(
-      this.s3,
-      this.bucket,
-      objectKey,
-      (body) => {
-        const doc: CursorDocument =
-          body === null
-            ? { source: key.source, cursors: new Map() }
-            : decodeCursors(body, key.source, this.where(objectKey));
-        const id = destinationId(key.topic, key.partition);
-        const stored = doc.cursors.get(id)?.cursor ?? null;
-        const kept = laterCursor(stored, cursor);
-        if (stored !== null && kept === stored) return null;
-        doc.cursors.set(id, { topic: key.topic, partition: key.partition, cursor: kept });
-        return encodeCursors(doc);
-      },
-      this.retry,
-    );
+    await this.updateCursor(key, (stored) => {
+      const kept = laterCursor(stored, cursor);
+      return stored !== null && kept === stored ? null : kept;
+    });
   }
 
   protected async replaceCursor(key: CursorKey, cursor: SourceCursor): Promise<void> {
-    const objectKey = this.cursorKey(key.source);
     // Checked against what each attempt read: a concurrent writer's later
     // cursor is re-read on the retry, and a rewind past it is refused.
+    await this.updateCursor(key, (stored) => {
+      checkRewind(key, stored, cursor);
+      return cursor;
+    });
+  }
+
+  /**
+   * One conditional read-modify-write of the source's cursor document:
+   * `decide` gets the stored cursor of `key` as each attempt read it and
+   * returns the one to store, or null to leave the document as it is.
+   */
+  private async updateCursor(
+    key: CursorKey,
+    decide: (stored: SourceCursor | null) => SourceCursor | null,
+  ): Promise<void> {
+    const objectKey = this.cursorKey(key.source);
     this.lastAttempts = await updateObject(
       this.s3,
       this.bucket,
@@ -135,8 +135,9 @@ export class S3Coverage extends CoverageBackend {
             ? { source: key.source, cursors: new Map() }
             : decodeCursors(body, key.source, this.where(objectKey));
         const id = destinationId(key.topic, key.partition);
-        checkRewind(key, doc.cursors.get(id)?.cursor ?? null, cursor);
-        doc.cursors.set(id, { topic: key.topic, partition: key.partition, cursor });
+        const next = decide(doc.cursors.get(id)?.cursor ?? null);
+        if (next === null) return null;
+        doc.cursors.set(id, { topic: key.topic, partition: key.partition, cursor: next });
         return encodeCursors(doc);
       },
       this.retry,
