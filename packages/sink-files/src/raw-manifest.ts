@@ -29,8 +29,17 @@ export interface ParsedManifest {
   readonly entries: readonly ManifestEntry[];
   /** Bytes of complete, checked lines: a torn last line (a crash mid-append) lies beyond. */
   readonly sound: number;
-  readonly torn: boolean;
+  readonly torn: TornLine;
 }
+
+/**
+ * How the manifest ends: `none`, every line whole and checked; `partial`, a
+ * last line without its newline (an append cut short); `whole-line`, a last
+ * line with its newline that fails its checksum or does not parse: what a
+ * disk that writes sector by sector leaves when it loses the start of an
+ * append and keeps its end.
+ */
+export type TornLine = 'none' | 'partial' | 'whole-line';
 
 /**
  * `raw.manifest`: what raw made durable, one line per segment, appended and
@@ -44,8 +53,13 @@ export interface ParsedManifest {
  * header `{"format":"twg-raw-manifest","version":1,"cluster":…}`; then one
  * `{"seq":N,"file":…,"bytes":…,"head":crc,"tail":crc,"batches":[[topic,
  * partition,start,end,records,at,length,crc],…]}` per segment. A last line
- * without its newline is a torn append (never fsynced, nothing confirmed
- * from it); any other line that fails its checksum is damage.
+ * without its newline, or with it but failing its checksum, is a torn append
+ * (never fsynced, nothing confirmed from it: each append is synced before
+ * the next begins, so only the last can be torn); any other line that fails
+ * its checksum is damage. A last line that was synced and then damaged looks
+ * the same as a torn one: the segment it named is then kept aside
+ * (segment-scan.ts), and a source position beyond what raw holds is refused
+ * at the pipeline's open.
  */
 export function parseManifest(bytes: Uint8Array, path: string): ParsedManifest {
   const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -55,14 +69,22 @@ export function parseManifest(bytes: Uint8Array, path: string): ParsedManifest {
   let line = 0;
   while (at < text.byteLength) {
     const end = text.indexOf(0x0a, at);
-    if (end === -1) return { cluster: needCluster(cluster, path), entries, sound: at, torn: true };
+    if (end === -1) {
+      return { cluster: needCluster(cluster, path), entries, sound: at, torn: 'partial' };
+    }
     line++;
-    const body = parseLine(text.subarray(at, end), path, line);
-    if (line === 1) cluster = parseHeader(body, path);
-    else entries.push(parseEntry(body, path, line));
+    try {
+      const body = parseLine(text.subarray(at, end), path, line);
+      if (line === 1) cluster = parseHeader(body, path);
+      else entries.push(parseEntry(body, path, line));
+    } catch (error) {
+      const last = end + 1 === text.byteLength;
+      if (!last || line === 1) throw error;
+      return { cluster: needCluster(cluster, path), entries, sound: at, torn: 'whole-line' };
+    }
     at = end + 1;
   }
-  return { cluster: needCluster(cluster, path), entries, sound: at, torn: false };
+  return { cluster: needCluster(cluster, path), entries, sound: at, torn: 'none' };
 }
 
 export function manifestHeader(cluster: string): Uint8Array {

@@ -1,23 +1,23 @@
-import { mkdir, rename } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { OffsetSpan } from '@thalweg/connector-core';
+import { DAMAGED_DIR, keepAside } from './damaged-dir.js';
 import { DirLock } from './dir-lock.js';
 import { RawSinkError } from './errors.js';
 import { MANIFEST_FILE, manifestHeader, manifestLine, parseManifest } from './raw-manifest.js';
 import { checkRaw, type RawCheck } from './raw-verify.js';
 import { nodeSegmentFs } from './segment-fs.js';
+import { segmentSequence } from './segment-name.js';
 
 export interface RawRepair {
   /** What was found, before the repair. */
   readonly check: RawCheck;
-  /** Segment files moved to `damaged/` (present but failing a check). */
+  /** Segment files moved to `damaged/` (present but failing a check), as named there. */
   readonly movedAside: readonly string[];
   /** The offset ranges raw no longer claims: re-read them from the source. */
   readonly dropped: readonly OffsetSpan[];
 }
 
-/** Where `repairRaw` moves damaged segments, inside the raw directory. */
-export const DAMAGED_DIR = 'damaged';
+export { DAMAGED_DIR };
 
 /**
  * The operator's way out of a hole (README "When raw has a hole"): with the
@@ -43,14 +43,20 @@ export async function repairRaw(dir: string): Promise<RawRepair> {
     }
     const keep = parsed.entries.filter((e) => !bad.has(e.file));
     const dropped = parsed.entries.filter((e) => bad.has(e.file));
-    const movedAside: string[] = [];
-    if (dropped.length === 0) return { check, movedAside, dropped: [] };
-    await mkdir(join(dir, DAMAGED_DIR), { recursive: true });
+    if (dropped.length === 0) return { check, movedAside: [], dropped: [] };
+    const present: string[] = [];
     for (const e of dropped) {
-      if ((await nodeSegmentFs.size(join(dir, e.file))) === null) continue;
-      await rename(join(dir, e.file), join(dir, DAMAGED_DIR, e.file));
-      movedAside.push(e.file);
+      if ((await nodeSegmentFs.size(join(dir, e.file))) !== null) present.push(e.file);
     }
+    if (parsed.torn === 'whole-line') {
+      // The rewritten manifest no longer ends torn, so the sink's open would
+      // delete the segments past it: kept aside as the open keeps them.
+      const last = parsed.entries.at(-1)?.sequence ?? -1;
+      for (const name of (await nodeSegmentFs.list(dir)).sort()) {
+        if ((segmentSequence(name) ?? -1) > last) present.push(name);
+      }
+    }
+    const movedAside = await keepAside(nodeSegmentFs, dir, present);
     const temp = join(dir, `.${MANIFEST_FILE}.repair.tmp`);
     await nodeSegmentFs.remove(temp);
     const file = await nodeSegmentFs.create(temp);

@@ -95,9 +95,10 @@ export async function checkRaw(
         reason: 'a segment inside the manifest sequence that the manifest does not list',
       });
     }
+    const reads = options.checksums ? new SegmentReads(fs, dir, found.entries) : null;
     for (const entry of found.entries) {
       bytes += entry.layout.bytes;
-      const found = options.checksums ? await segmentDamage(fs, dir, entry) : [];
+      const found = reads === null ? [] : segmentDamage(dir, entry, await reads.next());
       damage.push(...found);
       for (const b of entry.batches) {
         // By value: damage found while parsing names spans read from the file.
@@ -148,19 +149,61 @@ function holesOf(held: OffsetRuns, lost: OffsetRuns): { start: number; end: numb
   return holes.list();
 }
 
-async function segmentDamage(
-  fs: SegmentFs,
+/**
+ * The entries' segments read in order, the next one read while the current
+ * one is checked (the read runs in libuv's pool, the checksums and decode on
+ * this thread), into two buffers used in turn: a segment's bytes are dropped
+ * once checked, so nothing is allocated per segment.
+ */
+class SegmentReads {
+  private readonly scratch: [Uint8Array, Uint8Array];
+  private index = 0;
+  private ahead: Promise<Uint8Array | RawDamage> | null = null;
+
+  constructor(
+    private readonly fs: SegmentFs,
+    private readonly dir: string,
+    private readonly entries: readonly ManifestEntry[],
+  ) {
+    const largest = entries.reduce((max, e) => Math.max(max, e.layout.bytes), 0);
+    this.scratch = [Buffer.allocUnsafe(largest), Buffer.allocUnsafe(largest)];
+    if (entries.length > 0) this.ahead = this.read(0);
+  }
+
+  /** The next entry's bytes, or the damage its read failed with. */
+  async next(): Promise<Uint8Array | RawDamage> {
+    const current = this.ahead as Promise<Uint8Array | RawDamage>;
+    const result = await current;
+    this.index++;
+    // Started only now: the buffer it reads into held the segment before the last.
+    this.ahead = this.index < this.entries.length ? this.read(this.index) : null;
+    return result;
+  }
+
+  private async read(i: number): Promise<Uint8Array | RawDamage> {
+    const entry = this.entries[i] as ManifestEntry;
+    const file = join(this.dir, entry.file);
+    try {
+      return await this.fs.readFile(file, this.scratch[i % 2]);
+    } catch (error) {
+      return asDamage(
+        error,
+        file,
+        entry.batches.map((b) => b.span),
+      );
+    }
+  }
+}
+
+function segmentDamage(
   dir: string,
   entry: ManifestEntry,
-): Promise<RawDamage[]> {
+  read: Uint8Array | RawDamage,
+): RawDamage[] {
   const file = join(dir, entry.file);
   const spans = entry.batches.map((b) => b.span);
-  let bytes: Uint8Array;
-  try {
-    bytes = await fs.readFile(file);
-  } catch (error) {
-    return [asDamage(error, file, spans)];
-  }
+  if (!(read instanceof Uint8Array)) return [read];
+  const bytes = read;
   if (bytes.byteLength !== entry.layout.bytes) {
     return [
       {

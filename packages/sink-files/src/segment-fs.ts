@@ -35,7 +35,13 @@ export interface SegmentFs {
   ensureDir(dir: string): Promise<void>;
   /** Names of the entries of `dir`. */
   list(dir: string): Promise<string[]>;
-  readFile(path: string): Promise<Uint8Array>;
+  /**
+   * The whole of `path`. With `scratch` large enough, the bytes are read into
+   * it and the result is a view of it (a reader of many segments reuses two
+   * buffers rather than faulting in a fresh one per file); an implementation
+   * may ignore `scratch` and return new memory.
+   */
+  readFile(path: string, scratch?: Uint8Array): Promise<Uint8Array>;
   /** Creates `path`, failing if it exists. */
   create(path: string): Promise<SegmentFile>;
   /** Opens `path` for appending, creating it when missing; `write` appends. */
@@ -65,7 +71,8 @@ export const nodeSegmentFs: SegmentFs = {
     }
   },
   list: (dir) => readdir(dir),
-  readFile: async (path) => readFile(path),
+  readFile: async (path, scratch) =>
+    scratch === undefined ? readFile(path) : readInto(path, scratch),
   create: async (path) => fileOf(await open(path, 'wx')),
   append: async (path) => fileOf(await open(path, 'a')),
   async truncate(path, length) {
@@ -97,6 +104,24 @@ function fileOf(handle: FileHandle): SegmentFile {
     sync: () => handle.sync(),
     close: () => handle.close(),
   };
+}
+
+/** `path` into `scratch` when it fits (one read call per chunk the kernel returns), else a new buffer. */
+async function readInto(path: string, scratch: Uint8Array): Promise<Uint8Array> {
+  const handle = await open(path, 'r');
+  try {
+    const { size } = await handle.stat();
+    if (size > scratch.byteLength) return await handle.readFile();
+    let at = 0;
+    while (at < size) {
+      const { bytesRead } = await handle.read(scratch, at, size - at, at);
+      if (bytesRead === 0) break;
+      at += bytesRead;
+    }
+    return scratch.subarray(0, at);
+  } finally {
+    await handle.close();
+  }
 }
 
 async function syncDirectory(dir: string): Promise<void> {

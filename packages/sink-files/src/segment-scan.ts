@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type { OffsetSpan } from '@thalweg/connector-core';
+import { DAMAGED_DIR, keepAside } from './damaged-dir.js';
 import { RawSinkError, describeSpans } from './errors.js';
 import type { ResolvedOptions } from './options.js';
 import {
@@ -7,6 +8,7 @@ import {
   manifestHeader,
   parseManifest,
   type ManifestEntry,
+  type TornLine,
 } from './raw-manifest.js';
 import type { SegmentFs } from './segment-fs.js';
 import { SegmentIndex } from './segment-index.js';
@@ -24,9 +26,9 @@ export interface RawInventory {
   /** Segment files the manifest does not list, with a sequence inside it: not this writer's. */
   readonly strangers: readonly string[];
   readonly temps: readonly string[];
-  /** Bytes of the manifest that are whole lines; `torn` when a crash left a partial last one. */
+  /** Bytes of the manifest that are whole lines; `torn` when a crash left a torn last one. */
   readonly sound: number;
-  readonly torn: boolean;
+  readonly torn: TornLine;
   readonly nextSequence: number;
 }
 
@@ -140,8 +142,18 @@ export async function scanSegments(
         `(${found.strangers.join(', ')}): not written by this directory's writer`,
     );
   }
-  if (found.torn) await o.fs.truncate(manifestPath, found.sound);
-  for (const name of found.unlisted) await o.fs.remove(join(o.dir, name));
+  if (found.torn !== 'none') await o.fs.truncate(manifestPath, found.sound);
+  if (found.torn === 'whole-line' && found.unlisted.length > 0) {
+    // Most likely a torn append, but a synced line damaged later looks the
+    // same: its segment may have been confirmed, so it is kept for a person.
+    await keepAside(o.fs, o.dir, found.unlisted);
+    o.log(
+      `raw ${o.dir}: the manifest's last line was torn or damaged; ` +
+        `${found.unlisted.join(', ')} moved to ${DAMAGED_DIR}/ (see README "When raw has a hole")`,
+    );
+  } else {
+    for (const name of found.unlisted) await o.fs.remove(join(o.dir, name));
+  }
   await removeTemps(o.fs, o.dir, found.temps);
   if (found.unlisted.length > 0) await o.fs.syncDir(o.dir);
   const index = new SegmentIndex();

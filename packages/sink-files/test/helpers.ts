@@ -215,9 +215,9 @@ export class FaultyFs implements SegmentFs {
   ensureDir = (dir: string) => nodeSegmentFs.ensureDir(dir);
   list = (dir: string) => nodeSegmentFs.list(dir);
 
-  readFile = async (path: string) => {
+  readFile = async (path: string, scratch?: Uint8Array) => {
     await this.step('readFile', path);
-    return nodeSegmentFs.readFile(path);
+    return nodeSegmentFs.readFile(path, scratch);
   };
 
   create = async (path: string): Promise<SegmentFile> => {

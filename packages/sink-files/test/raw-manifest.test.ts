@@ -1,9 +1,9 @@
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { offsetSpan } from '@thalweg/connector-core';
 import { MANIFEST_FILE, parseManifest } from '../src/raw-manifest.js';
-import { RawSinkError, segmentName } from '../src/index.js';
+import { DAMAGED_DIR, RawSinkError, segmentName } from '../src/index.js';
 import {
   anchor,
   batchOf,
@@ -95,6 +95,27 @@ describe('raw manifest crash leftovers', () => {
     const again = await openSink(dir);
     expect(again.durableSpans({ topic: 't', partition: 0 })).toEqual([offsetSpan('t', 0, 0, 30)]);
     await again.close();
+  });
+
+  it('cuts a last line that kept its end and lost its start, and keeps the segment it named aside', async () => {
+    const dir = await tempDir();
+    await threeSegments(dir, 'inline');
+    const path = join(dir, MANIFEST_FILE);
+    const whole = await readFile(path);
+    // A disk that writes sector by sector lost the start of the last append
+    // and kept its end, newline included: a whole line that fails its checksum.
+    const cut = whole.lastIndexOf(0x0a, whole.byteLength - 2) + 1;
+    const torn = Buffer.from(whole);
+    torn.fill(0, cut, cut + 16);
+    await writeFile(path, torn);
+    const lines: string[] = [];
+    const sink = await openSink(dir, { log: (l) => lines.push(l) });
+    expect(sink.durableSpans({ topic: 't', partition: 0 })).toEqual([offsetSpan('t', 0, 0, 20)]);
+    expect(await dataFiles(dir)).toEqual([DAMAGED_DIR, segmentName(0), segmentName(1)]);
+    expect(await readdir(join(dir, DAMAGED_DIR))).toEqual([segmentName(2)]);
+    expect(lines.some((l) => l.includes(`${segmentName(2)} moved to damaged/`))).toBe(true);
+    expect((await readFile(path)).byteLength).toBe(cut);
+    await sink.close();
   });
 
   it('refuses a complete line that fails its checksum, naming the line', async () => {

@@ -135,6 +135,12 @@ describe('RawSegmentSink under power loss', () => {
     expect(failing).toEqual([]);
   });
 
+  it('the same when unsynced writes reach the disk sector by sector, a torn append ending in its newline', async () => {
+    const { points, failing } = await sweep('torn-sectors');
+    expect(points).toBeGreaterThanOrEqual(150);
+    expect(failing).toEqual([]);
+  });
+
   const needed: [string, NonNullable<PowerLossOptions['skip']>][] = [
     ["the segment's fsync", { sync: (name) => name.includes('seg-') }],
     ["the manifest's fsync", { sync: (name) => name.includes('raw.manifest') }],

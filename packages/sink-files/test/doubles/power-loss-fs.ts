@@ -9,8 +9,15 @@ import type { SegmentFile, SegmentFs } from '../../src/index.js';
  *   cache, applied out of order: some unsynced writes of a file (with holes
  *   read as zeros, the last one possibly torn) and some unsynced entry
  *   changes of a directory (each rename atomic: in or out).
+ * - `torn-sectors`: as `any-subset` for directory entries, but unsynced
+ *   writes reach the disk 512-byte sector by sector, each sector on its own:
+ *   a write can keep its end and lose its start (read as zeros), so a torn
+ *   append may end in its own newline.
  */
-export type Survival = 'synced-only' | 'any-subset';
+export type Survival = 'synced-only' | 'any-subset' | 'torn-sectors';
+
+/** The unit in which `torn-sectors` writes reach the disk. */
+const SECTOR = 512;
 
 /** A disk after the crash: directory -> entry name -> bytes. */
 export type DiskImage = Map<string, Map<string, Uint8Array>>;
@@ -150,11 +157,19 @@ export class PowerLossFs implements SegmentFs {
 
   async rename(from: string, to: string): Promise<void> {
     this.step();
-    if (dirname(from) !== dirname(to)) throw new Error('PowerLossFs renames within a directory');
     const d = this.existing(dirname(from));
     const inode = d.live.get(basename(from));
     if (inode === undefined) throw enoent(from);
     d.live.delete(basename(from));
+    if (dirname(from) !== dirname(to)) {
+      // Into another directory: an unlink here and a link there, each durable
+      // with its own directory's fsync.
+      const into = this.existing(dirname(to));
+      into.live.set(basename(to), inode);
+      d.pending.push({ kind: 'unlink', name: basename(from) });
+      into.pending.push({ kind: 'link', name: basename(to), inode });
+      return Promise.resolve();
+    }
     d.live.set(basename(to), inode);
     d.pending.push({ kind: 'rename', from: basename(from), to: basename(to), inode });
     return Promise.resolve();
@@ -241,7 +256,7 @@ export class PowerLossFs implements SegmentFs {
   }
 
   private survivors(): DiskImage {
-    const subset = this.options.survival === 'any-subset';
+    const subset = this.options.survival !== undefined && this.options.survival !== 'synced-only';
     const image: DiskImage = new Map();
     for (const [path, d] of this.dirs) {
       const entries = new Map(d.durable);
@@ -272,6 +287,7 @@ export class PowerLossFs implements SegmentFs {
   private contentOf(inode: Inode, subset: boolean): Uint8Array {
     let out = inode.synced.slice();
     if (!subset) return out;
+    if (this.options.survival === 'torn-sectors') return this.sectorsOf(inode, out);
     const kept = inode.pending.filter(() => this.random() >= 0.5);
     kept.forEach((op, i) => {
       const bytes =
@@ -286,6 +302,36 @@ export class PowerLossFs implements SegmentFs {
       }
       out.set(bytes, op.offset);
     });
+    return out;
+  }
+
+  /**
+   * The synced bytes, then each pending write's sectors, each kept or not at
+   * random (a later write's sector over an earlier one's, as issued): the
+   * file is as long as the furthest sector kept, what no kept sector covers
+   * beyond the synced bytes reads as zeros.
+   */
+  private sectorsOf(inode: Inode, synced: Uint8Array): Uint8Array {
+    const pieces: PendingWrite[] = [];
+    for (const op of inode.pending) {
+      for (let at = op.offset; at < op.offset + op.bytes.byteLength;) {
+        const next = Math.min(
+          (Math.floor(at / SECTOR) + 1) * SECTOR,
+          op.offset + op.bytes.byteLength,
+        );
+        if (this.random() >= 0.5) {
+          pieces.push({ offset: at, bytes: op.bytes.subarray(at - op.offset, next - op.offset) });
+        }
+        at = next;
+      }
+    }
+    const end = pieces.reduce(
+      (n, p) => Math.max(n, p.offset + p.bytes.byteLength),
+      synced.byteLength,
+    );
+    const out = new Uint8Array(end);
+    out.set(synced);
+    for (const p of pieces) out.set(p.bytes, p.offset);
     return out;
   }
 }
