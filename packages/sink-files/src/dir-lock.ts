@@ -1,52 +1,43 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { link, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open, readFile, type FileHandle } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { RawSinkError } from './errors.js';
+import { RawSinkError, reasonOf } from './errors.js';
+import { tryExclusiveLock } from './kernel-lock.js';
 
 /** The lock file of a raw directory. */
 export const LOCK_FILE = 'writer.lock';
 
-/** Who holds a directory: enough to tell, after a crash, whether that process still runs. */
+/** Who holds a directory, as the holder wrote it into the lock file: for the refusal's message. */
 export interface LockHolder {
   readonly pid: number;
   readonly host: string;
-  /** Linux: the process's start time in clock ticks since boot (/proc/PID/stat field 22). */
-  readonly start: string | null;
-  /** Linux: the boot the process ran in (/proc/sys/kernel/random/boot_id). */
-  readonly boot: string | null;
-  /** Unique per acquisition: what a release or a stale-lock takeover compares. */
+  /** Unique per acquisition. */
   readonly token: string;
   readonly since: string;
 }
 
 /**
- * One live writer per raw directory (ADR 0014). Node has no flock, so the
- * lock is a file naming its holder, created atomically with its content
- * (written to a private temp file, then hard-linked into place: link fails
- * if the lock exists, and a reader never sees it half-written).
+ * One live writer per raw directory (ADR 0014). The lock is the kernel's:
+ * `writer.lock` is opened (created if missing, never truncated before it is
+ * locked) and locked exclusively without waiting (kernel-lock.ts). The
+ * kernel decides, atomically, and lets go when the holder closes it or dies
+ * (SIGKILL, power loss): there is no stale lock to judge or break, and any
+ * number of openers racing, in one process or many, leave exactly one
+ * holder. The holder then writes its pid, host and start into the file, so
+ * a refused opener can name it.
  *
- * A lock whose holder is gone is stale and is taken over without anyone
- * cleaning up, which is what a SIGKILL or a power loss leaves: the holder is
- * gone when its pid does not run, or runs but started at another time (the
- * pid was reused), or the machine has booted since. A holder on another
- * host cannot be checked from here; it is refused like a live one, naming
- * the host (raw on a shared file system needs its operator then).
- *
- * Takeover renames the stale file aside and checks that what it moved is
- * byte for byte the lock it judged stale (an unreadable one included), and
- * gives back anything else, so two openers breaking the same stale lock at
- * once cannot both win: the loser finds a live holder. Without a kernel
- * lock (flock) there remains a narrower race, said plainly in ADR 0014: a
- * third opener that creates the lock while a second gives back the first's
- * can leave two holders.
+ * The file is never deleted: unlinking a locked file would let the next
+ * opener lock a new file while a slower one still locks the old inode.
+ * Shared file systems keep this guarantee only where they pass locks on
+ * (NFSv4 does; said in README).
  */
 export class DirLock {
   private released = false;
 
   private constructor(
-    private readonly path: string,
+    private readonly handle: FileHandle,
     readonly holder: LockHolder,
   ) {}
 
@@ -55,97 +46,62 @@ export class DirLock {
     const me: LockHolder = {
       pid: process.pid,
       host: hostname(),
-      start: processStart(process.pid),
-      boot: bootId(),
       token: randomBytes(8).toString('hex'),
       since: new Date().toISOString(),
     };
-    for (let attempt = 0; attempt < 5; attempt++) {
-      if (await createExclusive(path, me)) return new DirLock(path, me);
-      const judged = await readBytes(path);
-      if (judged === undefined) continue; // released meanwhile: try again
-      const held = parseHolder(judged);
-      if (held !== null && !isStale(held)) throw locked(dir, what, held);
-      // Stale (or unreadable: a lock is never half-written by us, so one that
-      // does not parse is what a power loss left, and not anyone's to keep).
-      const aside = `${path}.stale-${me.token}`;
-      try {
-        await rename(path, aside);
-      } catch (error) {
-        if (isCode(error, 'ENOENT')) continue;
-        throw error;
-      }
-      // What was moved must be the very bytes judged stale: an unreadable
-      // lock compares too, so a live lock that replaced it is never removed.
-      const moved = await readBytes(aside);
-      if (moved === undefined || !moved.equals(judged)) {
-        // Someone else took it over between our read and our rename: give it back.
-        await link(aside, path).catch(() => undefined);
-        await unlink(aside).catch(() => undefined);
-        const now = await readHolder(path);
-        if (now !== null && now !== undefined) throw locked(dir, what, now);
-        continue;
-      }
-      await unlink(aside).catch(() => undefined);
+    const handle = await open(path, constants.O_RDWR | constants.O_CREAT);
+    try {
+      if (!tryExclusiveLock(handle.fd)) throw locked(dir, what, await holderOf(path));
+      const text = Buffer.from(`${JSON.stringify(me)}\n`);
+      await handle.truncate(0);
+      await handle.write(text, 0, text.byteLength, 0);
+      return new DirLock(handle, me);
+    } catch (error) {
+      await handle.close();
+      if (error instanceof RawSinkError) throw error;
+      throw new RawSinkError(
+        'TWG_RAW_WRITE_FAILED',
+        `could not take the lock ${path}: ${reasonOf(error)}`,
+        { file: path },
+        error,
+      );
     }
-    throw new RawSinkError(
-      'TWG_RAW_DIR_LOCKED',
-      `could not take the lock ${path} after 5 attempts: other openers keep racing for it`,
-    );
   }
 
-  /** Removes the lock if it is still this holder's. Idempotent. */
+  /** Lets the lock go (closes the locked descriptor). Idempotent. */
   async release(): Promise<void> {
     if (this.released) return;
     this.released = true;
-    try {
-      const held = await readHolder(this.path);
-      if (held?.token === this.holder.token) await unlink(this.path);
-    } catch {
-      // Best effort (the directory may be gone): a lock left behind is stale once this process is.
-    }
+    // Best effort: whatever close says, the descriptor is gone and the kernel lets go.
+    await this.handle.close().catch(() => undefined);
   }
 }
 
-function locked(dir: string, what: string, held: LockHolder): RawSinkError {
-  const self = held.pid === process.pid && held.host === hostname();
+function locked(dir: string, what: string, held: LockHolder | null): RawSinkError {
+  const self = held !== null && held.pid === process.pid && held.host === hostname();
+  const who =
+    held === null
+      ? 'an opener that has not written its name yet'
+      : `pid ${held.pid} on host ${held.host}${self ? ' (this process)' : ''}, since ${held.since}`;
   return new RawSinkError(
     'TWG_RAW_DIR_LOCKED',
-    `${dir} has a live ${what} already: pid ${held.pid} on host ${held.host}` +
-      `${self ? ' (this process)' : ''}, since ${held.since}. One writer per directory: ` +
-      `stop that one first (${join(dir, LOCK_FILE)} names it; a holder that is gone, even by ` +
-      'SIGKILL, is taken over by the next open)',
+    `${dir} has a live ${what} already: ${who}. One writer per directory: stop that one ` +
+      `first (${join(dir, LOCK_FILE)} names it; the kernel lets a holder that is gone, even by ` +
+      'SIGKILL, go at once, so nothing needs cleaning up)',
   );
 }
 
-async function createExclusive(path: string, me: LockHolder): Promise<boolean> {
-  const temp = `${path}.${me.token}.tmp`;
-  await writeFile(temp, `${JSON.stringify(me)}\n`, { flag: 'wx' });
-  try {
-    await link(temp, path);
-    return true;
-  } catch (error) {
-    if (isCode(error, 'EEXIST')) return false;
-    throw error;
-  } finally {
-    await unlink(temp).catch(() => undefined);
+/**
+ * The holder named in the lock file. A holder writes its name just after the
+ * kernel grants it the lock, so a refused opener may read the file before
+ * that: it reads again a few times (at most ~100 ms) before saying so.
+ */
+async function holderOf(path: string): Promise<LockHolder | null> {
+  for (let attempt = 0; ; attempt++) {
+    const held = parseHolder(await readFile(path));
+    if (held !== null || attempt === 20) return held;
+    await new Promise((resolve) => setTimeout(resolve, 5));
   }
-}
-
-/** The bytes of `path`; undefined when there is no such file. */
-async function readBytes(path: string): Promise<Buffer | undefined> {
-  try {
-    return await readFile(path);
-  } catch (error) {
-    if (isCode(error, 'ENOENT')) return undefined;
-    throw error;
-  }
-}
-
-/** The holder named in `path`; undefined when there is no such file, null when it does not parse. */
-async function readHolder(path: string): Promise<LockHolder | null | undefined> {
-  const bytes = await readBytes(path);
-  return bytes === undefined ? undefined : parseHolder(bytes);
 }
 
 /** The holder a lock file names; null when it does not parse. */
@@ -155,52 +111,8 @@ function parseHolder(bytes: Buffer): LockHolder | null {
     if (typeof h.pid !== 'number' || typeof h.host !== 'string' || typeof h.token !== 'string') {
       return null;
     }
-    return {
-      pid: h.pid,
-      host: h.host,
-      start: h.start ?? null,
-      boot: h.boot ?? null,
-      token: h.token,
-      since: String(h.since),
-    };
+    return { pid: h.pid, host: h.host, token: h.token, since: String(h.since) };
   } catch {
     return null;
   }
-}
-
-/** Whether the holder is certainly gone. */
-function isStale(held: LockHolder): boolean {
-  if (held.host !== hostname()) return false;
-  const boot = bootId();
-  if (held.boot !== null && boot !== null && held.boot !== boot) return true;
-  try {
-    process.kill(held.pid, 0);
-  } catch (error) {
-    // EPERM: it runs, as another user.
-    if (isCode(error, 'ESRCH')) return true;
-  }
-  const start = processStart(held.pid);
-  return held.start !== null && start !== null && start !== held.start;
-}
-
-/** Field 22 of /proc/PID/stat (after the parenthesised command name, which may hold spaces). */
-function processStart(pid: number): string | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
-  } catch {
-    return null;
-  }
-}
-
-function bootId(): string | null {
-  try {
-    return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
-  } catch {
-    return null;
-  }
-}
-
-function isCode(error: unknown, code: string): boolean {
-  return (error as { code?: unknown } | null)?.code === code;
 }

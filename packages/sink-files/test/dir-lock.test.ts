@@ -84,55 +84,92 @@ describe('one writer per raw directory', () => {
     await sink.close();
   });
 
-  it('takes over a lock whose pid runs but started at another time (a reused pid)', async () => {
-    const dir = await tempDir();
-    const stale = {
-      pid: process.pid,
-      host: hostname(),
-      start: 'not-this-start-time',
-      boot: null,
-      token: 'old',
-      since: '2026-01-01T00:00:00.000Z',
-    };
-    await writeFile(join(dir, LOCK_FILE), JSON.stringify(stale));
-    const sink = await openSink(dir);
-    const held = JSON.parse(await readFile(join(dir, LOCK_FILE), 'utf8')) as { token: string };
-    expect(held.token).not.toBe('old');
-    await sink.close();
+  it('a lock file left by a process that is gone, or naming another host, is no lock: only the kernel lock counts', async () => {
+    for (const left of [
+      { pid: process.pid, host: hostname(), token: 'old', since: '2026-01-01T00:00:00.000Z' },
+      { pid: 1, host: `not-${hostname()}`, token: 'x', since: '2026-01-01T00:00:00.000Z' },
+      'not json at all: what a power loss can leave',
+    ]) {
+      const dir = await tempDir();
+      await writeFile(join(dir, LOCK_FILE), typeof left === 'string' ? left : JSON.stringify(left));
+      const sink = await openSink(dir);
+      const held = JSON.parse(await readFile(join(dir, LOCK_FILE), 'utf8')) as { token: string };
+      expect(held).toMatchObject({ pid: process.pid, host: hostname() });
+      expect(held.token).not.toBe('old');
+      await sink.close();
+    }
   });
 
-  it('refuses a holder on another host, which cannot be checked from here', async () => {
-    const dir = await tempDir();
-    const elsewhere = {
-      pid: 1,
-      host: `not-${hostname()}`,
-      start: null,
-      boot: null,
-      token: 'x',
-      since: '2026-01-01T00:00:00.000Z',
-    };
-    await writeFile(join(dir, LOCK_FILE), JSON.stringify(elsewhere));
-    const e = await refusal(openSink(dir));
-    expect(e.code).toBe('TWG_RAW_DIR_LOCKED');
-    expect(e.message).toContain(`pid 1 on host not-${hostname()}`);
-  });
-
-  it('two openers breaking one unreadable lock (what a power loss can leave): exactly one wins', async () => {
+  it('eight openers at once in one process, over an empty or a left-over lock file: exactly one wins', async () => {
     for (let round = 0; round < 25; round++) {
       const dir = await tempDir();
-      await writeFile(join(dir, LOCK_FILE), '');
-      const outcomes = await Promise.allSettled([
-        DirLock.acquire(dir, 'raw sink'),
-        DirLock.acquire(dir, 'raw sink'),
-      ]);
+      if (round % 2 === 1) await writeFile(join(dir, LOCK_FILE), '');
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: 8 }, () => DirLock.acquire(dir, 'raw sink')),
+      );
       const won = outcomes.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
       expect(won).toHaveLength(1);
-      const lost = outcomes.find((o) => o.status === 'rejected');
-      expect(lost?.reason).toMatchObject({ code: 'TWG_RAW_DIR_LOCKED' });
-      // The lock on disk is the winner's: nobody removed it after it was taken.
+      for (const o of outcomes) {
+        if (o.status === 'rejected') expect(o.reason).toMatchObject({ code: 'TWG_RAW_DIR_LOCKED' });
+      }
       const onDisk = JSON.parse(await readFile(join(dir, LOCK_FILE), 'utf8')) as { token: string };
       expect(onDisk.token).toBe(won[0]!.holder.token);
       await won[0]!.release();
+      // Released: the next opener takes it.
+      await (await DirLock.acquire(dir, 'raw sink')).release();
+    }
+  });
+
+  it('four processes opening at once: exactly one holds the directory, the others are refused naming it', async () => {
+    const dir = await tempDir();
+    const children = Array.from({ length: 4 }, () => opener(dir));
+    try {
+      const said = await Promise.all(children.map((c) => c.said));
+      const winners = said.filter((s) => s === 'won');
+      expect(winners).toHaveLength(1);
+      const winner = children[said.indexOf('won')]!.child.pid;
+      for (const s of said.filter((x) => x !== 'won')) {
+        expect(s).toContain('TWG_RAW_DIR_LOCKED');
+        expect(s).toContain(`pid ${winner} on host`);
+      }
+    } finally {
+      for (const c of children) c.child.kill('SIGKILL');
+      await Promise.all(children.map((c) => c.exited));
     }
   });
 });
+
+/**
+ * A child process that opens a sink on `dir` and says "won" (then waits to
+ * be killed) or the refusal's code and message on one line (then exits).
+ */
+function opener(dir: string) {
+  const index = fileURLToPath(new URL('../dist/index.js', import.meta.url));
+  const script = `
+    import { RawSegmentSink } from ${JSON.stringify(index)};
+    try {
+      await RawSegmentSink.open({
+        id: 'raw', dir: ${JSON.stringify(dir)}, cluster: 'cluster-a',
+        confirm: { apply: async () => {} }, log: () => {},
+      });
+      process.stdout.write('won\\n');
+      setInterval(() => {}, 1000);
+    } catch (e) {
+      process.stdout.write(String(e.message).replace(/\\n/g, ' ') + '\\n');
+      process.exit(0);
+    }
+  `;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = once(child, 'exit');
+  const said = new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (out.includes('\n')) resolve(out.trim());
+    });
+    child.once('exit', (code) => reject(new Error(`an opener exited with ${code} saying nothing`)));
+  });
+  return { child, said, exited };
+}

@@ -92,7 +92,8 @@ describe('RawSegmentSink, worker writer', () => {
     }
     await sink.close();
     expect((await readdir(dir)).sort()).toEqual(
-      [...sink.segments().map((s) => s.file), 'raw.manifest'].sort(),
+      // The lock file stays: the kernel lock was let go, the file is never deleted.
+      [...sink.segments().map((s) => s.file), 'raw.manifest', 'writer.lock'].sort(),
     );
   });
 
