@@ -8,6 +8,8 @@ export const PIPELINE_ERROR_CODES = [
   'TWG_PIPELINE_COVERAGE_FAILED',
   'TWG_PIPELINE_STUCK',
   'TWG_PIPELINE_STATE',
+  /** Raw lacks, below where the source resumes, a range its coverage recorded (raw-hole-guard.ts). */
+  'TWG_PIPELINE_RAW_HOLE',
 ] as const;
 
 export type PipelineErrorCode = (typeof PIPELINE_ERROR_CODES)[number];
@@ -19,6 +21,7 @@ const CLASS_OF: Record<PipelineErrorCode, ErrorClass> = {
   TWG_PIPELINE_COVERAGE_FAILED: 'fatal-config',
   TWG_PIPELINE_STUCK: 'fatal-config',
   TWG_PIPELINE_STATE: 'fatal-config',
+  TWG_PIPELINE_RAW_HOLE: 'fatal-config',
 };
 
 /**
