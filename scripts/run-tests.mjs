@@ -1,45 +1,66 @@
-// Runs every vitest project (unit and integration) and ends with the plain
-// line `N passed, N failed` that the CI recognises: vitest's own summary is
-// not one of the formats it reads. Extra arguments go to vitest.
+// Runs every vitest project (unit and integration), once on the Node running
+// this script and once on each binary listed in THALWEG_EXTRA_NODES (':'
+// separated; test-all.sh puts Node 24 LTS there), and ends with the plain
+// line `N passed, N failed` over all runs, which the CI recognises: vitest's
+// own summary is not one of the formats it reads. Extra arguments go to
+// vitest.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 
 const root = join(import.meta.dirname, '..');
-const out = join(root, '.cache', 'test-results.json');
+const vitest = join(root, 'node_modules', 'vitest', 'vitest.mjs');
 mkdirSync(join(root, '.cache'), { recursive: true });
-rmSync(out, { force: true });
+const nodes = [
+  process.execPath,
+  ...(process.env.THALWEG_EXTRA_NODES ?? '').split(':').filter((n) => n !== ''),
+];
 
-const run = spawnSync(
-  'pnpm',
-  [
-    'exec',
-    'vitest',
-    'run',
-    '--config',
-    'vitest.workspace.ts',
-    '--reporter=default',
-    '--reporter=json',
-    `--outputFile.json=${out}`,
-    ...process.argv.slice(2),
-  ],
-  { cwd: root, stdio: 'inherit' },
-);
-
-let report;
-try {
-  report = JSON.parse(readFileSync(out, 'utf8'));
-} catch {
-  console.log('0 passed, 1 failed');
-  console.error('vitest wrote no report: it crashed before running the tests');
-  process.exit(run.status || 1);
+let passed = 0;
+let failed = 0;
+let skipped = 0;
+let status = 0;
+for (const [i, node] of nodes.entries()) {
+  const version = spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim();
+  console.error(`== tests on Node ${version}`);
+  const out = join(root, '.cache', `test-results-${i}.json`);
+  rmSync(out, { force: true });
+  // The binary's own directory first on PATH: a test that spawns `node` gets the same one.
+  const env = { ...process.env, PATH: `${dirname(node)}${delimiter}${process.env.PATH ?? ''}` };
+  const run = spawnSync(
+    node,
+    [
+      vitest,
+      'run',
+      '--config',
+      'vitest.workspace.ts',
+      '--reporter=default',
+      '--reporter=json',
+      `--outputFile.json=${out}`,
+      ...process.argv.slice(2),
+    ],
+    { cwd: root, stdio: 'inherit', env },
+  );
+  let report;
+  try {
+    report = JSON.parse(readFileSync(out, 'utf8'));
+  } catch {
+    console.log(`${passed} passed, ${failed + 1} failed`);
+    console.error(`vitest on Node ${version} wrote no report: it crashed before running the tests`);
+    process.exit(run.status || 1);
+  }
+  const p = report.numPassedTests;
+  const f = report.numFailedTests + (report.numFailedTestSuites ?? 0);
+  const s = report.numPendingTests + report.numTodoTests;
+  console.error(`Node ${version}: ${p} passed, ${f} failed${s > 0 ? `, ${s} skipped` : ''}`);
+  if (p === 0) {
+    console.error(`no test ran on Node ${version}`);
+    status ||= 1;
+  }
+  passed += p;
+  failed += f;
+  skipped += s;
+  status ||= run.status ?? 1;
 }
-const passed = report.numPassedTests;
-const failed = report.numFailedTests + (report.numFailedTestSuites ?? 0);
-const skipped = report.numPendingTests + report.numTodoTests;
 console.log(`${passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ''}`);
-if (passed === 0) {
-  console.error('no test ran');
-  process.exit(1);
-}
-process.exit(run.status ?? 1);
+process.exit(status);

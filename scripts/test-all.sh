@@ -29,4 +29,9 @@ pnpm lint
 echo "== format" >&2
 pnpm format:check
 echo "== tests" >&2
-node scripts/run-tests.mjs "$@"
+# On this machine's Node, then on Node 24 LTS (fetched into .cache/ by
+# node-lts.sh); THALWEG_SKIP_NODE_LTS=1 runs the first only, for a quick
+# local pass.
+extra=""
+if [ "${THALWEG_SKIP_NODE_LTS:-0}" != 1 ]; then extra=$(bash scripts/node-lts.sh); fi
+THALWEG_EXTRA_NODES="$extra" node scripts/run-tests.mjs "$@"
