@@ -159,6 +159,23 @@ export function checkConfirmedOnce(
   );
 }
 
+/**
+ * Waits until `cond` holds, looking once per timer turn; a sink that never
+ * gets there fails the case after `limitMs` instead of hanging it.
+ */
+export async function until(
+  cond: () => boolean,
+  clause: string,
+  what: string,
+  limitMs = 10_000,
+): Promise<void> {
+  const deadline = Date.now() + limitMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new ContractViolation(clause, `${what} within ${limitMs} ms`);
+    await new Promise((r) => setTimeout(r, 1));
+  }
+}
+
 export function violation(clause: string, observed: string): never {
   throw new ContractViolation(clause, observed);
 }
