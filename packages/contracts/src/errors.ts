@@ -25,3 +25,27 @@ export class ContractViolation extends ThalwegError<ContractErrorCode> {
 export function check(ok: boolean, clause: string, observed: () => string): asserts ok {
   if (!ok) throw new ContractViolation(clause, observed());
 }
+
+/** A settled promise's outcome, observed from the moment it was created. */
+export function outcome(
+  p: Promise<unknown>,
+): Promise<{ ok: true } | { ok: false; error: unknown }> {
+  return p.then(
+    () => ({ ok: true as const }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
+}
+
+/** A thalweg error: a `TWG_` code and a class that decides the caller's action. */
+export function isCoded(error: unknown): error is ThalwegError {
+  if (!(error instanceof ThalwegError)) return false;
+  const code: unknown = error.code;
+  return typeof code === 'string' && code.startsWith('TWG_');
+}
+
+export function describeError(error: unknown): string {
+  if (error instanceof ThalwegError)
+    return `${error.name} ${error.code} (${error.errorClass}): ${error.message}`;
+  if (error instanceof Error) return `${error.name} without a TWG_ code: ${error.message}`;
+  return `a non-error value ${String(error)}`;
+}

@@ -5,3 +5,8 @@ export * from './sink-subject.js';
 export * from './sink-steps.js';
 export * from './sink-cases.js';
 export * from './sink-contract.js';
+export * from './source-subject.js';
+export * from './source-records.js';
+export * from './batch-collector.js';
+export * from './source-cases.js';
+export * from './source-contract.js';

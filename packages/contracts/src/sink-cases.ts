@@ -1,15 +1,12 @@
 import { formatSpan, type Lane } from '@thalweg/connector-core';
 import { contractRecords, spanKey } from './contract-records.js';
-import { check } from './errors.js';
+import { check, describeError, isCoded, outcome } from './errors.js';
 import {
   checkConfirmedOnce,
   checkHeldOnce,
   confirmFor,
   contractSpans,
-  describeError,
-  isCoded,
   oneSpan,
-  outcome,
   submitSpan,
   tally,
   until,

@@ -3,7 +3,6 @@ import {
   formatSpan,
   offsetSpan,
   rawAnchor,
-  ThalwegError,
   type Confirm,
   type Lane,
   type OffsetSpan,
@@ -77,30 +76,6 @@ export async function withSubject<L extends Lane, B>(
     await subject.dispose?.();
   }
   target.assertClean();
-}
-
-/** A settled promise's outcome, observed from the moment it was created. */
-export function outcome(
-  p: Promise<unknown>,
-): Promise<{ ok: true } | { ok: false; error: unknown }> {
-  return p.then(
-    () => ({ ok: true as const }),
-    (error: unknown) => ({ ok: false as const, error }),
-  );
-}
-
-/** A thalweg error: a `TWG_` code and a class that decides the caller's action. */
-export function isCoded(error: unknown): error is ThalwegError {
-  if (!(error instanceof ThalwegError)) return false;
-  const code: unknown = error.code;
-  return typeof code === 'string' && code.startsWith('TWG_');
-}
-
-export function describeError(error: unknown): string {
-  if (error instanceof ThalwegError)
-    return `${error.name} ${error.code} (${error.errorClass}): ${error.message}`;
-  if (error instanceof Error) return `${error.name} without a TWG_ code: ${error.message}`;
-  return `a non-error value ${String(error)}`;
 }
 
 /** How many copies of each id the store holds, and whether copies differ. */
