@@ -7,6 +7,7 @@ import {
   type Receipt,
 } from '@thalweg/connector-core';
 import { spanKey, type ContractRecord, type HeldRecord } from './contract-records.js';
+import type { SinkSubject } from './sink-subject.js';
 import { ContractViolation } from './errors.js';
 
 export interface Applied<L extends Lane> {
@@ -41,11 +42,19 @@ export class ContractTarget<L extends Lane> implements ConfirmTarget<L> {
   maxConcurrent = 0;
   private active = 0;
   private readonly expected = new Map<string, readonly ContractRecord[]>();
-  private held: (() => Promise<readonly HeldRecord[]>) | null = null;
+  private store: Pick<SinkSubject<L, unknown>, 'held' | 'heldCount'> | null = null;
 
   /** Where `apply` reads what the store holds. */
-  observe(held: () => Promise<readonly HeldRecord[]>): void {
-    this.held = held;
+  observe(store: Pick<SinkSubject<L, unknown>, 'held' | 'heldCount'>): void {
+    if ((store.held === undefined) === (store.heldCount === undefined)) {
+      throw new ContractViolation('the subject', 'give exactly one of held and heldCount');
+    }
+    this.store = store;
+  }
+
+  /** Records of every confirmation applied so far (replays included). */
+  appliedRecords(): number {
+    return this.applied.reduce((n, a) => n + a.receipt.records, 0);
   }
 
   /** The records a confirmation of `span` stands for. */
@@ -86,10 +95,21 @@ export class ContractTarget<L extends Lane> implements ConfirmTarget<L> {
       this.violations.push(`confirmed ${formatSpan(span)}, which was never submitted`);
       return;
     }
-    if (this.held === null) throw new Error('ContractTarget.observe was not called');
+    const store = this.store;
+    if (store === null) throw new Error('ContractTarget.observe was not called');
     let held: readonly HeldRecord[];
     try {
-      held = await this.held();
+      if (store.heldCount !== undefined) {
+        const count = await store.heldCount();
+        const want = this.appliedRecords() + records.length;
+        if (count < want) {
+          this.violations.push(
+            `confirmed ${formatSpan(span)} while the store counted ${count} of the ${want} records confirmed by then`,
+          );
+        }
+        return;
+      }
+      held = await (store.held ?? (async () => []))();
     } catch (error) {
       this.violations.push(
         `reading the store at the confirmation of ${formatSpan(span)} failed: ${String(error)}`,

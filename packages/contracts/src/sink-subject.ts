@@ -29,9 +29,15 @@ export interface SinkSubject<L extends Lane, B> {
    * Every copy of every record the store durably holds now, read from the
    * store itself, not from the sink's memory. The contract calls it from
    * inside the confirmation target, so a sink that confirms before the
-   * write is durable is caught there.
+   * write is durable is caught there. Give this or `heldCount`.
    */
-  held(): Promise<readonly HeldRecord[]>;
+  readonly held?: () => Promise<readonly HeldRecord[]>;
+  /**
+   * For a store that keeps only how many records it made durable (copies
+   * included), not the records: that number. The clauses that need the
+   * records themselves (malformed, restart) cannot be declared with it.
+   */
+  readonly heldCount?: () => Promise<number>;
   /** Arms one fault (only those the factory declares). */
   readonly inject?: (fault: SinkFault) => void;
   /**

@@ -188,3 +188,23 @@ function open(
     reopen: (next) => open(next, broken, sink.store),
   });
 }
+
+/** The same sink observed only by how many records its store holds, as a counting sink is. */
+export function countedFactory(
+  broken: Breakage = {},
+): SinkContractFactory<'secondary', readonly ContractRecord[]> {
+  return {
+    lane: 'secondary',
+    replay: 'copies-identical',
+    faults: ['transient', 'fatal'],
+    open: async (target) => {
+      const sink = new ReferenceSink(target, { ...broken, appendOnReplay: true });
+      return {
+        sink,
+        batch: (records) => records,
+        heldCount: async () => sink.store.length,
+        inject: (fault) => sink.inject(fault),
+      };
+    },
+  };
+}

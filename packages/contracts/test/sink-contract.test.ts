@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { SINK_CONTRACT_CASES, describeSinkContract, type SinkContractCase } from '../src/index.js';
-import { referenceFactory, type Breakage } from './reference-sink.js';
+import { countedFactory, referenceFactory, type Breakage } from './reference-sink.js';
 
 // The suite itself, against a faithful sink: every clause passes.
 describeSinkContract('the reference sink', referenceFactory());
+describeSinkContract('the reference sink, observed by its count', countedFactory());
 
 function clause(prefix: string): SinkContractCase {
   const c = SINK_CONTRACT_CASES.find((k) => k.name.startsWith(prefix));
@@ -35,4 +36,12 @@ describe('the sink contract fails a sink that breaks it', () => {
       });
     });
   }
+});
+
+describe('the sink contract fails a counted sink that breaks it', () => {
+  it('confirms before the write: "confirms each batch once…" fails', async () => {
+    await expect(
+      clause('confirms each batch once').run(countedFactory({ confirmBeforeWrite: true })),
+    ).rejects.toMatchObject({ code: 'TWG_CONTRACT_VIOLATED' });
+  });
 });
