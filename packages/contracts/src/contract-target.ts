@@ -52,6 +52,11 @@ export class ContractTarget<L extends Lane> implements ConfirmTarget<L> {
     this.store = store;
   }
 
+  /** Confirmations being applied right now. */
+  get inProgress(): number {
+    return this.active;
+  }
+
   /** Records of every confirmation applied so far (replays included). */
   appliedRecords(): number {
     return this.applied.reduce((n, a) => n + a.receipt.records, 0);

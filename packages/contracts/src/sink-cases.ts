@@ -104,8 +104,15 @@ const flushWaits: SinkContractCase = {
       for (const span of first) await submitSpan(factory, subject, target, span);
       await subject.sink.flush();
       checkConfirmedOnce(clause, target.confirmedSpans(), first);
+      // A flush called while confirmations are being applied waits for them too.
       const second = contractSpans(2, 5, 10);
       for (const span of second) await submitSpan(factory, subject, target, span);
+      const done = first.length;
+      await until(
+        () => target.inProgress > 0 || target.applied.length > done,
+        clause,
+        'no confirmation of the second batches began',
+      );
       await subject.sink.flush();
       checkConfirmedOnce(clause, target.confirmedSpans(), [...first, ...second]);
     }),
