@@ -207,6 +207,7 @@ const replayAfterRestart: SinkContractCase = {
         await checkHeldOnce(clause, factory, again, [...before, ...replay], target);
       } finally {
         await again.sink.close().catch(() => undefined);
+        await again.dispose?.();
       }
     }),
 };
