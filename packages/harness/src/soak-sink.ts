@@ -1,11 +1,12 @@
-import type {
-  Confirm,
-  ConfirmTarget,
-  OffsetSpan,
-  Sink,
-  SinkDescriptor,
-  SinkId,
-  SourceBatch,
+import {
+  SinkError,
+  type Confirm,
+  type ConfirmTarget,
+  type OffsetSpan,
+  type Sink,
+  type SinkDescriptor,
+  type SinkId,
+  type SourceBatch,
 } from '@thalweg/connector-core';
 
 interface Pending {
@@ -28,6 +29,7 @@ export class SoakSecondary implements Sink<'secondary', SourceBatch> {
   private acking = false;
   private submits = 0;
   private idle: (() => void)[] = [];
+  private closed = false;
   confirmedRecords = 0;
   stalls = 0;
 
@@ -46,6 +48,13 @@ export class SoakSecondary implements Sink<'secondary', SourceBatch> {
   }
 
   async submit(batch: SourceBatch, span: OffsetSpan, confirm: Confirm<'secondary'>): Promise<void> {
+    if (this.closed) {
+      throw new SinkError({
+        sink: this.descriptor.id,
+        errorClass: 'fatal-config',
+        message: 'submit after close',
+      });
+    }
     this.submits += 1;
     if (this.stallEvery > 0 && this.submits % this.stallEvery === 0) {
       this.stalls += 1;
@@ -63,7 +72,9 @@ export class SoakSecondary implements Sink<'secondary', SourceBatch> {
     await new Promise<void>((resolve) => this.idle.push(resolve));
   }
 
+  /** Refuses submits from the call on, as a real sink does, then flushes. */
   async close(): Promise<void> {
+    this.closed = true;
     await this.flush();
   }
 

@@ -1,4 +1,6 @@
 import {
+  checkOffset,
+  InvalidInputError,
   NO_HEADERS,
   offsetSpan,
   sourcePartition,
@@ -66,7 +68,8 @@ export class SoakSource implements StoreManagedSource {
   }
 
   cursorAt(partition: SourcePartition, next: number): SourceCursor {
-    return { kind: 'log-offset', nextOffset: next };
+    this.known(partition);
+    return { kind: 'log-offset', nextOffset: checkOffset(next, 'next') };
   }
 
   partitions(): SourcePartition[] {
@@ -74,7 +77,27 @@ export class SoakSource implements StoreManagedSource {
   }
 
   seek(partition: SourcePartition, cursor: SourceCursor): void {
-    this.next[partition.partition] = cursor.nextOffset;
+    this.known(partition);
+    if (cursor.kind !== 'log-offset') {
+      throw new InvalidInputError(
+        'TWG_POSITION_INVALID',
+        'cursor.kind',
+        `a ${cursor.kind} cursor cannot position the soak's log; expected log-offset`,
+      );
+    }
+    this.next[partition.partition] = checkOffset(cursor.nextOffset, 'cursor.nextOffset');
+  }
+
+  /** A partition of this source; any other is refused, naming it. */
+  private known(partition: SourcePartition): void {
+    const p = partition.partition;
+    if (partition.topic !== this.topic || !Number.isInteger(p) || p < 0 || p >= this.next.length) {
+      throw new InvalidInputError(
+        'TWG_POSITION_INVALID',
+        'partition',
+        `${partition.topic}/${p} is not a partition of the soak source`,
+      );
+    }
   }
 
   pause(partitions: readonly SourcePartition[]): void {

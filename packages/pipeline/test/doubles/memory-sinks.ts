@@ -1,5 +1,6 @@
 import {
   partitionKey,
+  SinkError,
   sinkId,
   type Confirm,
   type ConfirmTarget,
@@ -45,6 +46,12 @@ class ControlledSink<L extends Lane> {
   /** Submits waiting on `stallSubmit` right now. */
   waitingSubmits = 0;
   readonly log: string[];
+  /**
+   * The acknowledgements in progress, one after another: a real sink's ack
+   * lane applies one confirmation at a time, in order, so `ack` calls made
+   * while one runs (the auto timer, flush, a test) queue behind it.
+   */
+  private acking: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly target: ConfirmTarget<L>,
@@ -66,9 +73,9 @@ class ControlledSink<L extends Lane> {
   }
 
   protected async admit(): Promise<void> {
-    if (this.closed) throw new Error(`${this.descriptor.id}: submit after close`);
+    if (this.closed) throw this.refusal('fatal-config', 'submit after close');
     if (this.failSubmits || (this.failAfter !== null && this.submitted >= this.failAfter))
-      throw new Error(`${this.descriptor.id}: refused (injected)`);
+      throw this.refusal('transient', 'refused (injected)');
     if (this.stallSubmit !== null) {
       this.waitingSubmits += 1;
       try {
@@ -79,8 +86,22 @@ class ControlledSink<L extends Lane> {
     }
   }
 
-  /** Makes the `n` oldest pending batches durable, then confirms them in order. */
-  async ack(n = Infinity): Promise<void> {
+  /** A coded refusal naming the sink, as every real sink's is (SinkError). */
+  protected refusal(errorClass: 'transient' | 'fatal-config', message: string): SinkError {
+    return new SinkError({ sink: this.descriptor.id, errorClass, message });
+  }
+
+  /**
+   * Makes the `n` oldest pending batches durable, then confirms them in
+   * order; after any acknowledgement already in progress.
+   */
+  ack(n = Infinity): Promise<void> {
+    const done = this.acking.then(() => this.ackNow(n));
+    this.acking = done.catch(() => undefined);
+    return done;
+  }
+
+  private async ackNow(n: number): Promise<void> {
     const batch = this.pending.splice(0, Math.min(n, this.pending.length));
     for (const p of batch) {
       if (this.skipConfirm?.(p.span) === true) {
@@ -102,14 +123,19 @@ class ControlledSink<L extends Lane> {
     }
   }
 
+  /** Resolves once every batch accepted before the call is durable and its confirmation applied. */
   async flush(): Promise<void> {
     if (this.mode === 'auto') await this.ack();
     while (this.pending.length > 0) await new Promise((r) => setTimeout(r, 1));
+    // The last batch left `pending` when its acknowledgement began, not
+    // when its confirmation was applied: wait for that too.
+    await this.acking;
   }
 
+  /** Refuses submits from the call on, as the real sinks do, then flushes. */
   async close(): Promise<void> {
-    await this.flush();
     this.closed = true;
+    await this.flush();
   }
 }
 
@@ -159,7 +185,7 @@ export class MemoryRawSink
   }
 
   override async flush(): Promise<void> {
-    if (this.failFlush) throw new Error('raw flush failed (injected)');
+    if (this.failFlush) throw this.refusal('transient', 'raw flush failed (injected)');
     await super.flush();
   }
 

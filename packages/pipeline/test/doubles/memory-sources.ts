@@ -1,4 +1,6 @@
 import {
+  checkOffset,
+  InvalidInputError,
   offsetSpan,
   partitionKey,
   type AssignmentEvent,
@@ -45,7 +47,8 @@ abstract class MemorySourceBase {
     for (;;) {
       let produced = false;
       for (const [key, log] of this.readable()) {
-        if (signal.aborted) return;
+        // A closed source yields nothing more, as the real ones stop reading.
+        if (signal.aborted || this.closed) return;
         if (this.paused.has(key)) continue;
         const start = this.next.get(key) ?? 0;
         if (start >= log.records.length) continue;
@@ -59,7 +62,7 @@ abstract class MemorySourceBase {
         };
         await Promise.resolve();
       }
-      if (signal.aborted) return;
+      if (signal.aborted || this.closed) return;
       if (!produced) {
         if (!this.endless && this.paused.size === 0) return;
         await new Promise((r) => setTimeout(r, 2));
@@ -82,6 +85,19 @@ abstract class MemorySourceBase {
 
   async close(): Promise<void> {
     this.closed = true;
+  }
+
+  /** The partition as one of this source's; a foreign one is refused, naming it. */
+  protected known(partition: SourcePartition): SourcePartition {
+    const log = this.logs.get(partitionKey(partition));
+    if (log === undefined) {
+      throw new InvalidInputError(
+        'TWG_POSITION_INVALID',
+        'partition',
+        `${partition.topic}/${partition.partition} is not a partition of this source`,
+      );
+    }
+    return log.partition;
   }
 }
 
@@ -109,11 +125,21 @@ export class MemoryStoreSource extends MemorySourceBase implements StoreManagedS
     return [...this.logs.values()].map((l) => l.partition);
   }
 
-  cursorAt(_partition: SourcePartition, next: number): SourceCursor {
-    return { kind: 'log-offset', nextOffset: next };
+  cursorAt(partition: SourcePartition, next: number): SourceCursor {
+    this.known(partition);
+    return { kind: 'log-offset', nextOffset: checkOffset(next, 'next') };
   }
 
   seek(partition: SourcePartition, cursor: SourceCursor): void {
+    this.known(partition);
+    if (cursor.kind !== 'log-offset') {
+      throw new InvalidInputError(
+        'TWG_POSITION_INVALID',
+        'cursor.kind',
+        `a ${cursor.kind} cursor cannot position a log; expected log-offset`,
+      );
+    }
+    checkOffset(cursor.nextOffset, 'cursor.nextOffset');
     this.seeks.push({ partition, cursor });
     this.next.set(partitionKey(partition), cursor.nextOffset);
   }
@@ -142,6 +168,7 @@ export class MemoryGroupSource extends MemorySourceBase implements BrokerManaged
   }
 
   async commit(partition: SourcePartition, next: number): Promise<void> {
+    checkOffset(next, 'next');
     if (this.commitFailures > 0) {
       this.commitFailures -= 1;
       throw new Error('broker unavailable');
