@@ -14,14 +14,9 @@ import { HarnessError } from './errors.js';
 import { auditFinal } from './final-audit.js';
 import { HarnessTopic } from './harness-topic.js';
 import { harnessPool, PARENT_APPLICATION_NAME, payloadId } from './harness-topology.js';
-import {
-  killDeck,
-  KILL_CAUSES,
-  planCycle,
-  type KillCause,
-  type KillMode,
-  type KillPlan,
-} from './kill-plan.js';
+import { CrashTally, describeProgress } from './crash-tally.js';
+import { watchCycle } from './cycle-watch.js';
+import { killDeck, planCycle, type KillCause, type KillMode, type KillPlan } from './kill-plan.js';
 import { InvariantCheck } from './invariant-check.js';
 import { dropChildConnections } from './pg-drops.js';
 import { SeededRandom } from './seeded-random.js';
@@ -35,13 +30,6 @@ export interface CrashRunOptions extends CrashArgs {
 
 /** Records produced before the first child; the rest come in bursts, one per cycle. */
 const UPFRONT_SHARE = 0.3;
-const POLL_MS = 50;
-/** A kill cycle's child that neither died nor went idle by then is killed (cause `deadline`). */
-const CYCLE_DEADLINE_MS = 30_000;
-/** A working child whose progress has not moved for this long is killed (cause `idle`). */
-const IDLE_MS = 3_000;
-/** The same before the first record: long enough for a rejoin after a killed member. */
-const START_IDLE_MS = 12_000;
 const MAX_FAILURES_IN_A_ROW = 3;
 const FINAL_COMMIT_TIMEOUT_MS = 180_000;
 const STOP_TIMEOUT_MS = 30_000;
@@ -63,17 +51,10 @@ class CrashRun {
   private dir = '';
   private live: ChildRun | null = null;
   private readonly children: ChildRun[] = [];
-  private readonly killPoints = Object.fromEntries(KILL_CAUSES.map((c) => [c, 0])) as Record<
-    KillCause,
-    number
-  >;
+  private readonly tally = new CrashTally();
   private readonly invariants: InvariantCheck;
-  private kills = 0;
   private cycles = 0;
   private pgDrops = 0;
-  private childFailures = 0;
-  private recoveryIdle = 0;
-  private failuresInARow = 0;
 
   constructor(private readonly options: CrashRunOptions) {
     this.rand = new SeededRandom(options.seed);
@@ -119,17 +100,17 @@ class CrashRun {
     // Recovery cycles with nothing to replay end without a kill; allow for them.
     const maxCycles = kills * 3;
     const deck = killDeck(this.rand, maxCycles);
-    while (this.kills < kills) {
+    while (this.tally.kills < kills) {
       if (this.cycles >= maxCycles) {
         throw new HarnessError(
           'TWG_HARNESS_CHILD',
-          `${maxCycles} cycles ended in only ${this.kills} of ${kills} kills`,
+          `${maxCycles} cycles ended in only ${this.tally.kills} of ${kills} kills`,
         );
       }
       const mode = this.nextMode(deck);
       // Every ingest cycle gets fresh records, spread over the kills still to come.
       const left = records - this.topic.produced;
-      const burst = mode === 'recovery-window' ? 0 : Math.ceil(left / (kills - this.kills));
+      const burst = mode === 'recovery-window' ? 0 : Math.ceil(left / (kills - this.tally.kills));
       await this.cycle(planCycle(this.rand, mode, this.cycles), burst);
       this.cycles += 1;
     }
@@ -159,55 +140,24 @@ class CrashRun {
     const role: ChildRole = plan.mode === 'recovery-window' ? 'recovery' : 'both';
     const label = `cycle ${this.cycles} ${plan.crashAt === null ? 'timed' : formatCrashAt(plan.crashAt)}`;
     const child = this.spawn(role, plan.crashAt, label, this.rand.int(2, 16));
-    const burstState = { produced: false };
+    let produced = false;
     const producing = sleep(this.rand.int(0, 800))
       .then(() => this.topic.produce(burst))
       .finally(() => {
-        burstState.produced = true;
+        produced = true;
       });
-    let cause: KillCause | null = null;
-    const killAs = (why: KillCause): void => {
-      if (child.kill()) cause = why;
-    };
-    const spawnAt = Date.now();
-    let killAt = plan.timed?.anchor === 'spawn' ? spawnAt + plan.timed.delayMs : null;
-    let activeAt: number | null = null;
-    let drops: number[] = [];
-    let lastSignature = '';
-    let lastChange = spawnAt;
-    while (child.alive) {
-      await sleep(POLL_MS);
-      const now = Date.now();
-      const line = child.last;
-      if (activeAt === null && line !== null && (role === 'recovery' || line.read > 0)) {
-        activeAt = now;
-        if (plan.timed?.anchor === 'active') killAt = now + plan.timed.delayMs;
-        drops = plan.pgDropsAfterMs.map((ms) => now + ms).sort((a, b) => a - b);
-      }
-      const signature =
-        line === null
-          ? ''
-          : `${line.read}/${line.durable}/${line.committed}/${line.pg.inserted}/${line.replayed}`;
-      if (signature !== lastSignature) {
-        lastSignature = signature;
-        lastChange = now;
-      }
-      while (drops.length > 0 && (drops[0] ?? Infinity) <= now) {
-        drops.shift();
+    const { cause, ms } = await watchCycle({
+      child,
+      plan,
+      role,
+      burstProduced: () => produced,
+      dropConnections: async () => {
         this.pgDrops += await dropChildConnections(this.pool);
-      }
-      if (killAt !== null && now >= killAt) killAs('timed');
-      else if (now - spawnAt > CYCLE_DEADLINE_MS) killAs('deadline');
-      else if (
-        burstState.produced &&
-        now - lastChange > (activeAt === null ? START_IDLE_MS : IDLE_MS)
-      ) {
-        killAs('idle');
-      }
-    }
+      },
+    });
     const exit = await child.exited;
     await producing;
-    this.account(child, exit, cause, plan, Date.now() - spawnAt);
+    this.account(child, exit, cause, plan, ms);
     await this.invariants.check(label, this.dir);
   }
 
@@ -220,34 +170,14 @@ class CrashRun {
   ): void {
     this.children.push(child);
     this.live = null;
-    const last = child.last;
-    const progress =
-      last === null
-        ? 'no progress line'
-        : `read ${last.read}, durable ${last.durable}, committed ${last.committed}, ` +
-          `pg +${last.pg.inserted} (dup ${last.pg.duplicates}), shed ${last.shed}, replayed ${last.replayed}, ` +
-          `zerobus poisons ${last.zerobus.poisons} (rebuilds ${last.zerobus.rebuilds})`;
-    let outcome: string;
-    if (exit.signal === 'SIGKILL' && (child.fired || cause !== null)) {
-      const why: KillCause =
-        child.fired && plan.crashAt !== null ? plan.crashAt.point : (cause ?? 'deadline');
-      this.kills += 1;
-      this.killPoints[why] += 1;
-      this.failuresInARow = 0;
-      outcome = `killed (${why})`;
-    } else if (exit.code === 0 && plan.mode === 'recovery-window') {
-      this.recoveryIdle += 1;
-      outcome = 'caught up before its crash point';
-    } else {
-      this.childFailures += 1;
-      this.failuresInARow += 1;
-      outcome = `exited on its own (code ${exit.code}, signal ${exit.signal})`;
+    const outcome = this.tally.count(child, exit, cause, plan);
+    if (outcome.kind === 'failed') {
       this.options.log(`  ${child.label} log tail:\n    ${child.logTail().join('\n    ')}`);
     }
-    this.options.log(`${child.label}: ${outcome} after ${ms} ms; ${progress}`);
+    this.options.log(`${child.label}: ${outcome.line} after ${ms} ms; ${describeProgress(child)}`);
     // A child that cannot run at all (a broken build, a refused option) would
     // otherwise be retried for every remaining cycle.
-    if (this.failuresInARow >= MAX_FAILURES_IN_A_ROW) {
+    if (this.tally.failuresInARow >= MAX_FAILURES_IN_A_ROW) {
       throw this.childError(child, `was the ${MAX_FAILURES_IN_A_ROW}th child in a row to fail`);
     }
   }
@@ -351,8 +281,8 @@ class CrashRun {
     return {
       harness: 'crash',
       records: this.topic.produced,
-      kills: this.kills,
-      kill_points: { ...this.killPoints },
+      kills: this.tally.kills,
+      kill_points: { ...this.tally.killPoints },
       pg_drops: this.pgDrops,
       missing_raw: audit.missingRaw,
       missing_secondary: audit.missingSecondary,
@@ -372,8 +302,8 @@ class CrashRun {
       raw_conflicts: this.invariants.rawErrors.size,
       raw_coverage_holes: holes.reduce((a, b) => a + b, 0),
       raw_coverage_lag_max: this.invariants.rawCoverageLag,
-      child_failures: this.childFailures,
-      recovery_idle: this.recoveryIdle,
+      child_failures: this.tally.childFailures,
+      recovery_idle: this.tally.recoveryIdle,
       duplicates: { raw: audit.rawDuplicates, pg: pgDuplicates },
       cycles: this.cycles,
     };

@@ -4,6 +4,7 @@ import type {
   QuarantineEntry,
   QuarantineReason,
   ReplayableSink,
+  Scheduler,
   Sink,
   Source,
   SourceBatch,
@@ -92,6 +93,12 @@ export interface PipelineSpec {
   readonly quarantine?: QuarantineWriter;
   readonly log?: (line: string) => void;
   readonly clock?: Clock;
+  /**
+   * Where the pipeline's periodic work runs: the flow-control cycle, the
+   * pause between recovery passes, lease renewals. Node's timers by default;
+   * a test passes a `ManualClock` and runs each cycle with `elapse`.
+   */
+  readonly scheduler?: Scheduler;
   /** Resident memory in bytes; injectable so tests can drive memory pressure. */
   readonly memoryUsage?: () => number;
 }

@@ -1,3 +1,4 @@
+import { ManualClock } from '@thalweg/connector-core';
 import { describe, expect, it } from 'vitest';
 import { batchBytes } from '../src/index.js';
 import { build } from './doubles/harness.js';
@@ -7,6 +8,7 @@ import {
   MemoryGroupSource,
   MemoryStoreSource,
 } from './doubles/memory-sources.js';
+import { cycles, until } from './doubles/waits.js';
 
 describe('live flow control', () => {
   it('the byte budget bounds what is in flight to raw', async () => {
@@ -17,7 +19,8 @@ describe('live flow control', () => {
       config: { flowControl: { byteBudget: { bytes: budget, warmUp: { fraction: 1 } } } },
     });
     const running = built.pipeline.run();
-    await new Promise((r) => setTimeout(r, 50));
+    // With raw holding every acknowledgement, the ingest loop ends up waiting for the budget.
+    await until(() => built.pipeline.stats().flow.budget.waiters === 1);
     const held = built.pipeline.stats();
     expect(held.flow.budget.inFlightBytes).toBeLessThanOrEqual(budget);
     expect(held.raw.submittedRecords).toBeLessThan(5000);
@@ -33,8 +36,10 @@ describe('live flow control', () => {
     const source = new MemoryGroupSource(logsOf('t', 2, 200), 10);
     source.endless = true;
     let memory = 0.1;
+    const clock = new ManualClock();
     // Raw holds its acks, so records in flight explain the memory: it is pressure.
     const built = await build(source, {
+      scheduler: clock,
       memoryUsage: () => memory * 1000,
       raw: (r) => (r.mode = 'manual'),
       config: {
@@ -46,15 +51,17 @@ describe('live flow control', () => {
       },
     });
     const running = built.pipeline.run();
-    await new Promise((r) => setTimeout(r, 20));
+    await until(() => built.pipeline.stats().flow.budget.waiters === 1);
+    await cycles(clock);
+    expect(built.pipeline.stats().flow.state).toBe('normal');
     memory = 0.95;
-    await new Promise((r) => setTimeout(r, 30));
+    await cycles(clock);
     expect(built.pipeline.stats().flow.state).toBe('critical');
     expect(built.pipeline.stats().flow.sourcePaused).toBe(true);
     expect(source.pauseCalls.length).toBeGreaterThan(0);
     expect(built.pipeline.health().ready.ok).toBe(false);
     memory = 0.1;
-    await new Promise((r) => setTimeout(r, 40));
+    await cycles(clock);
     expect(built.pipeline.stats().flow.sourcePaused).toBe(false);
     expect(source.paused.size).toBe(0);
     built.raw.mode = 'auto';
@@ -68,7 +75,9 @@ describe('live flow control', () => {
     const source = new MemoryGroupSource(logsOf('t', 2, 400), 400);
     const p1 = { topic: 't', partition: 1 };
     source.pause([p1]);
+    const clock = new ManualClock();
     const built = await build(source, {
+      scheduler: clock,
       memoryUsage: () => 850,
       raw: (r) => (r.mode = 'manual'),
       config: {
@@ -79,11 +88,12 @@ describe('live flow control', () => {
     });
     const running = built.pipeline.run();
     // Partition 0 is read at full size while the state is still normal.
-    while (built.raw.submitted < 4) await new Promise((r) => setTimeout(r, 2));
-    await new Promise((r) => setTimeout(r, 30));
+    await until(() => built.raw.submitted === 4);
+    expect(built.pipeline.stats().flow.state).toBe('normal');
+    await cycles(clock);
     expect(built.pipeline.stats().flow.state).toBe('degraded');
     source.resume([p1]);
-    while (built.raw.submitted < 12) await new Promise((r) => setTimeout(r, 2));
+    await until(() => built.raw.submitted === 12);
     built.raw.mode = 'auto';
     await built.raw.ack();
     const stats = await running;
@@ -101,9 +111,7 @@ describe('live flow control', () => {
       },
     });
     const running = built.pipeline.run();
-    while (built.pipeline.stats().flow.budget.waiters === 0) {
-      await new Promise((r) => setTimeout(r, 1));
-    }
+    await until(() => built.pipeline.stats().flow.budget.waiters > 0);
     const stopping = built.pipeline.stop();
     built.raw.mode = 'auto';
     await built.raw.ack();

@@ -1,18 +1,29 @@
-import { partitionKey, sinkId } from '@thalweg/connector-core';
+import { ManualClock, partitionKey, sinkId } from '@thalweg/connector-core';
 import { InMemoryCoverage } from '@thalweg/offset-store';
 import { describe, expect, it } from 'vitest';
 import { build, keepOpen } from './doubles/harness.js';
 import { logsOf, MemoryGroupSource, MemoryStoreSource } from './doubles/memory-sources.js';
+import { cycles, until } from './doubles/waits.js';
 
 describe('the gating path', () => {
   it('commits a position only after raw durably holds everything before it', async () => {
     const source = new MemoryGroupSource(logsOf('t', 3, 500), 37);
-    const { pipeline, raw } = await build(source, { raw: (r) => (r.mode = 'manual') });
+    const clock = new ManualClock();
+    const { pipeline, raw } = await build(source, {
+      scheduler: clock,
+      raw: (r) => (r.mode = 'manual'),
+    });
     const running = pipeline.run();
-    // Acknowledge in random-sized bursts; after each, every commit so far must be backed.
-    for (let round = 0; round < 200 && raw.submitted < 42; round++) {
-      await new Promise((r) => setTimeout(r, 2));
-      await raw.ack(1 + (round % 4));
+    // Acknowledge in bursts of 1..4, a flow cycle (the commit) after each:
+    // every commit so far must be backed by what raw holds.
+    let acked = 0;
+    for (let round = 0; acked < 42; round++) {
+      await until(() => raw.submitted > acked);
+      const burst = Math.min(1 + (round % 4), raw.submitted - acked);
+      await raw.ack(burst);
+      acked += burst;
+      await cycles(clock);
+      expect(source.commits.length).toBeGreaterThan(0);
       for (const c of source.commits) {
         expect(raw.holdsPrefix(c.partition.topic, c.partition.partition, c.next)).toBe(true);
       }
@@ -31,13 +42,18 @@ describe('the gating path', () => {
   it('never commits on submission: with acks held, nothing is committed', async () => {
     const source = new MemoryGroupSource(logsOf('t', 1, 100), 10);
     source.endless = true;
-    const { pipeline, raw } = await build(source, { raw: (r) => (r.mode = 'manual') });
+    const clock = new ManualClock();
+    const { pipeline, raw } = await build(source, {
+      scheduler: clock,
+      raw: (r) => (r.mode = 'manual'),
+    });
     const running = pipeline.run();
-    while (raw.submitted < 10) await new Promise((r) => setTimeout(r, 2));
-    await new Promise((r) => setTimeout(r, 30));
+    await until(() => raw.submitted === 10);
+    // Flow cycles run the commit: with every acknowledgement held, they find nothing to commit.
+    await cycles(clock, 3);
     expect(source.commits).toEqual([]);
     await raw.ack(3);
-    await new Promise((r) => setTimeout(r, 30));
+    await cycles(clock);
     expect(source.lastCommit({ topic: 't', partition: 0 })).toBe(30);
     raw.mode = 'auto';
     void raw.ack();
@@ -50,14 +66,20 @@ describe('the gating path', () => {
     const coverage = keepOpen(new InMemoryCoverage({ sinks: [sinkId('raw')] }));
     const first = new MemoryStoreSource(logsOf('f', 2, 300), 25);
     first.endless = true;
-    const a = await build(first, { coverage, raw: (r) => (r.mode = 'manual') });
+    const clock = new ManualClock();
+    const a = await build(first, { coverage, scheduler: clock, raw: (r) => (r.mode = 'manual') });
     // Observed from the start: the run may fail before the test reaches its await.
     const failed = expect(a.pipeline.run()).rejects.toThrow(/TWG_PIPELINE_RAW_FAILED/);
-    while (a.raw.submitted < 24) await new Promise((r) => setTimeout(r, 1));
+    await until(() => a.raw.submitted === 24);
     // Round-robin reads: p0[0,25) p1[0,25) p0[25,50) become durable, nothing after.
     await a.raw.ack(3);
     a.raw.failFlush = true;
-    await new Promise((r) => setTimeout(r, 20));
+    // The cursors are saved by a flow cycle, before the failing shutdown.
+    await cycles(clock);
+    expect(await coverage.loadCursor({ source: 'memory', topic: 'f', partition: 0 })).toEqual({
+      kind: 'log-offset',
+      nextOffset: 50,
+    });
     void a.pipeline.stop().catch(() => undefined);
     await failed;
     const at = (partition: number) =>
@@ -108,7 +130,7 @@ describe('the gating path', () => {
     const stall = new Promise<void>((_, reject) => (refuse = reject));
     const { pipeline, raw } = await build(source, { raw: (r) => void (r.stallSubmit = stall) });
     const failed = expect(pipeline.run()).rejects.toThrow(/TWG_PIPELINE_RAW_FAILED/);
-    while (pipeline.stats().source.batches < 1) await new Promise((r) => setTimeout(r, 1));
+    await until(() => pipeline.stats().source.batches >= 1);
     const stopping = pipeline.stop();
     refuse(new Error('raw disk full (injected)'));
     await expect(stopping).rejects.toThrow(/TWG_PIPELINE_RAW_FAILED.*t\/0\[0,10\)/);

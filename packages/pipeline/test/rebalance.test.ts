@@ -1,7 +1,8 @@
-import { partitionKey, type SourcePartition } from '@thalweg/connector-core';
+import { ManualClock, partitionKey, type SourcePartition } from '@thalweg/connector-core';
 import { describe, expect, it } from 'vitest';
 import { build } from './doubles/harness.js';
 import { logsOf, MemoryGroupSource } from './doubles/memory-sources.js';
+import { cycles, until } from './doubles/waits.js';
 
 /** A source whose batches already fetched keep coming after `pause` (the Source contract allows it). */
 class PrefetchingSource extends MemoryGroupSource {
@@ -22,15 +23,18 @@ describe('rebalance', () => {
   it('drops acknowledgements of a revoked partition and never commits for it', async () => {
     const source = new MemoryGroupSource(logsOf('t', 2, 400), 20);
     source.endless = true;
-    const built = await build(source, { raw: (r) => (r.mode = 'manual') });
-    void built.pipeline.run();
-    while (built.raw.submitted < 10) await new Promise((r) => setTimeout(r, 1));
+    const clock = new ManualClock();
+    const built = await build(source, { scheduler: clock, raw: (r) => (r.mode = 'manual') });
+    const running = built.pipeline.run();
+    await until(() => built.raw.submitted >= 10);
     const p1 = { topic: 't', partition: 1 };
     source.revoke(p1);
     const commitsBefore = source.commits.length;
     built.raw.mode = 'auto';
     await built.raw.ack();
-    await new Promise((r) => setTimeout(r, 30));
+    // A flow cycle commits what raw acknowledged: p0's positions, never p1's.
+    await cycles(clock);
+    expect(source.commits.length).toBeGreaterThan(commitsBefore);
     // The source refuses commits for partitions it does not own; none were attempted.
     expect(source.commits.slice(commitsBefore).every((c) => c.partition.partition === 0)).toBe(
       true,
@@ -41,8 +45,13 @@ describe('rebalance', () => {
     // The partition comes back from its last committed offset: reading resumes there.
     const from = source.lastCommit(p1) ?? 0;
     source.assign(p1, from);
-    await new Promise((r) => setTimeout(r, 50));
+    // Read again and committed by the flow cycles.
+    await until(async () => {
+      await cycles(clock);
+      return source.lastCommit(p1) === 400;
+    });
     const stats = await built.pipeline.stop();
+    await running;
     expect(source.lastCommit(p1)).toBe(400);
     expect(built.raw.holdsPrefix('t', 1, 400)).toBe(true);
     expect(stats.positions.failures).toBe(0);
@@ -53,11 +62,11 @@ describe('rebalance', () => {
     source.endless = true;
     const built = await build(source, { raw: (r) => (r.mode = 'manual') });
     const running = built.pipeline.run();
-    while (built.raw.submitted < 10) await new Promise((r) => setTimeout(r, 1));
+    await until(() => built.raw.submitted >= 10);
     const p0 = { topic: 't', partition: 0 };
     source.revoke(p0);
     source.assign(p0, 0); // same spans read again, while the old ones are unacknowledged
-    while (built.raw.submitted < 20) await new Promise((r) => setTimeout(r, 1));
+    await until(() => built.raw.submitted >= 20);
     built.raw.mode = 'auto';
     await built.raw.ack();
     const stats = await built.pipeline.stop();
@@ -118,7 +127,7 @@ describe('rebalance', () => {
     await built.raw.ack();
     memory = 0.1;
     await waitUntil(() => !built.pipeline.stats().flow.sourcePaused);
-    await new Promise((r) => setTimeout(r, 30));
+    // stop() commits every position raw acknowledged: one for p0 would show below.
     const stats = await built.pipeline.stop();
     await running;
     // The batch read before the revocation never reached raw, and nothing was committed for p0.
@@ -157,9 +166,7 @@ describe('rebalance', () => {
   });
 });
 
-async function waitUntil(check: () => boolean): Promise<void> {
-  while (!check()) await new Promise((r) => setTimeout(r, 2));
-}
+const waitUntil = until;
 
 /** Waits up to `ms` for `check`; returns whether it held. */
 async function within(ms: number, check: () => boolean): Promise<boolean> {

@@ -1,10 +1,11 @@
-import { sinkId, type SourceBatch } from '@thalweg/connector-core';
+import { ManualClock, sinkId, type SourceBatch } from '@thalweg/connector-core';
 import { InMemoryCoverage, InMemoryLeaseStore, RangeSet, type Lease } from '@thalweg/offset-store';
 import { describe, expect, it } from 'vitest';
 import { build, keepOpen } from './doubles/harness.js';
 import type { MemorySecondary } from './doubles/memory-sinks.js';
 import { TieredCoverage } from './doubles/tiered-coverage.js';
 import { logsOf, MemoryStoreSource } from './doubles/memory-sources.js';
+import { until } from './doubles/waits.js';
 
 const RAW = sinkId('raw');
 const SEC = sinkId('sec0');
@@ -76,9 +77,11 @@ class FlakyLeaseStore extends InMemoryLeaseStore {
 
 describe('recovery under faults', () => {
   it('stop() during a pass that finds nothing to do does not sleep out the scan interval', async () => {
+    // Time moves only when the test says: the scan interval never passes.
+    const clock = new ManualClock();
     const built = await build(new MemoryStoreSource(logsOf('t', 1, 10), 10), {
       secondaries: 1,
-      // Far beyond the test timeout: a stop that waited for it fails the test.
+      scheduler: clock,
       config: { recovery: { role: 'recovery', scanEveryMs: 600_000 } },
     });
     let open: () => void = () => undefined;
@@ -86,14 +89,23 @@ describe('recovery under faults', () => {
     const calls = built.raw.heldCalls;
     const running = built.pipeline.run();
     while (built.raw.heldCalls === calls) await pause();
+    const flowCycle = clock.scheduled;
     // The pass is planning; stop() aborts it, then planning finishes with nothing to do.
     const stopping = built.pipeline.stop();
     open();
+    let stopped = false;
+    const outcome = await Promise.race([
+      stopping.then(() => 'stopped' as const),
+      // A pause scheduled after the stop is one the stop would wait out.
+      until(() => stopped || clock.scheduled > flowCycle).then(() => 'paused after stop' as const),
+    ]);
+    stopped = true;
+    expect(outcome).toBe('stopped');
     const stats = await stopping;
     await running;
     expect(stats.state).toBe('stopped');
     expect(stats.recovery?.passes).toBe(1);
-  }, 5_000);
+  });
 
   it.each([
     [
@@ -188,6 +200,7 @@ describe('recovery under faults', () => {
 
   it('a window the sink settles without confirming stays a gap, and is not replayed in a loop', async () => {
     const { coverage, rawHeld } = await ingestWithoutSecondary(40);
+    const clock = new ManualClock();
     let settled = 0;
     const built = await build(new MemoryStoreSource(logsOf('t', 1, 40), 10), {
       coverage,
@@ -199,14 +212,17 @@ describe('recovery under faults', () => {
           if (++settled > 1) throw new Error('replayed again without a pause');
           return true;
         }),
+      scheduler: clock,
       config: { recovery: { role: 'recovery', scanEveryMs: 600_000 } },
     });
     const sink = only(built.secondaries);
+    const flowCycle = clock.scheduled;
     const running = built.pipeline.run();
-    while (settled === 0) await pause();
-    // Time for more passes, were a pass that made nothing durable not followed by a pause.
-    await pause(50);
+    // The runner either pauses (a wait on the clock) or, were a pass that made
+    // nothing durable not followed by a pause, replays the window again.
+    await until(() => clock.scheduled > flowCycle + 1 || settled > 1);
     expect(sink.submitted).toBe(1);
+    expect(settled).toBe(1);
     const stats = await built.pipeline.stop();
     await running;
     expect(stats.recovery?.windowsReplayed).toBe(0);
@@ -273,12 +289,15 @@ describe('recovery under faults', () => {
 
   it('renews a lease while the window waits on the sink, not only between batches', async () => {
     const { coverage, rawHeld } = await ingestWithoutSecondary(40);
-    const leases = new InMemoryLeaseStore();
+    // The lease store's expiry and the renewals on one manual clock.
+    const clock = new ManualClock();
+    const leases = new InMemoryLeaseStore({ now: () => clock.now() });
     const built = await build(new MemoryStoreSource(logsOf('t', 1, 40), 10), {
       coverage,
       rawHeld,
       leases,
       secondaries: 1,
+      scheduler: clock,
       // Acknowledged only when the test says so: the window's flush waits.
       secondary: (s) => (s.mode = 'manual'),
       config: { recovery: { role: 'recovery', leaseTtlMs: 400, renewEveryMs: 50 } },
@@ -291,7 +310,7 @@ describe('recovery under faults', () => {
     // Twice the TTL with the window stuck in its flush.
     for (let waited = 0; waited < 800; waited += 20) {
       states.add((await leases.state(key)).kind);
-      await pause(20);
+      await clock.elapse(20);
     }
     await sink.ack();
     const stats = await running;

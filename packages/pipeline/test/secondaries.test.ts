@@ -1,10 +1,11 @@
-import { partitionKey, sinkId, type QuarantineEntry } from '@thalweg/connector-core';
+import { ManualClock, partitionKey, sinkId, type QuarantineEntry } from '@thalweg/connector-core';
 import { InMemoryCoverage } from '@thalweg/offset-store';
 import { describe, expect, it } from 'vitest';
 import { secondary, type QuarantinedRecord } from '../src/index.js';
 import { build } from './doubles/harness.js';
 import { jsonRows, MemorySecondary, type MemoryRow } from './doubles/memory-sinks.js';
 import { logsOf, MemoryGroupSource, MemoryStoreSource } from './doubles/memory-sources.js';
+import { cycles, until } from './doubles/waits.js';
 
 const covered = async (built: Awaited<ReturnType<typeof build>>, sink: string, partition = 0) =>
   (await built.coverage.covered({ sink: sinkId(sink), topic: 't', partition })).ranges();
@@ -13,15 +14,22 @@ describe('secondaries', () => {
   it('record coverage only after their own durable acknowledgement', async () => {
     const source = new MemoryStoreSource(logsOf('t', 1, 100), 10);
     source.endless = true;
-    const built = await build(source, { secondaries: 1, secondary: (s) => (s.mode = 'manual') });
+    const clock = new ManualClock();
+    const built = await build(source, {
+      scheduler: clock,
+      secondaries: 1,
+      secondary: (s) => (s.mode = 'manual'),
+    });
     void built.pipeline.run();
     const [sec] = built.secondaries;
     if (sec === undefined) throw new Error('no secondary');
-    while (sec.submitted < 10) await new Promise((r) => setTimeout(r, 2));
-    await new Promise((r) => setTimeout(r, 20));
+    await until(() => sec.submitted === 10 && built.pipeline.stats().raw.durableRecords === 100);
+    // Flow cycles write coverage: raw's is recorded, the secondary's waits for its acknowledgement.
+    await cycles(clock, 2);
+    expect(await covered(built, 'raw')).toEqual([{ start: 0, end: 100 }]);
     expect(await covered(built, 'sec0')).toEqual([]);
     await sec.ack(4);
-    await new Promise((r) => setTimeout(r, 20));
+    await cycles(clock);
     expect(await covered(built, 'sec0')).toEqual([{ start: 0, end: 40 }]);
     sec.mode = 'auto';
     void sec.ack();
@@ -125,7 +133,7 @@ describe('secondaries', () => {
     });
     const running = pipeline.run();
     // The secondary holds its first batch; the other four wait in its lane.
-    while (pipeline.stats().state !== 'stopping') await new Promise((r) => setTimeout(r, 1));
+    await until(() => pipeline.stats().state === 'stopping');
     release();
     const stats = await running;
     expect(stats.quarantine.byReason).toEqual({ decode: 5 });

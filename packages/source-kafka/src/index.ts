@@ -2,7 +2,7 @@ export * from './errors.js';
 export { kafkaSource } from './kafka-source.js';
 export { KafkaGroupSource, type KafkaGroupStats } from './kafka-group-source.js';
 export { KafkaAssignedSource, type KafkaAssignedStats } from './kafka-assigned-source.js';
-export type { KafkaReadStats } from './kafka-reader.js';
+export type { KafkaReadStats } from './kafka-read-stats.js';
 export type {
   CommitOutcome,
   CommitStats,

@@ -9,7 +9,9 @@ import {
   type StoreManagedSource,
 } from '@thalweg/connector-core';
 import { describePartition, KafkaSourceError } from './errors.js';
-import { KafkaReader, type AssignmentChange, type KafkaReadStats } from './kafka-reader.js';
+import type { KafkaReadStats } from './kafka-read-stats.js';
+import { KafkaReader } from './kafka-reader.js';
+import type { AssignmentChange } from './reader-hooks.js';
 import { consumerSettings, describeSettings, type KafkaAssignedSettings } from './options.js';
 
 export type KafkaAssignedStats = KafkaReadStats;

@@ -7,7 +7,9 @@ import type {
 } from '@thalweg/connector-core';
 import { CommitGate, type CommitOutcome, type CommitStats } from './commit-gate.js';
 import { KafkaSourceError } from './errors.js';
-import { KafkaReader, type AssignmentChange, type KafkaReadStats } from './kafka-reader.js';
+import type { KafkaReadStats } from './kafka-read-stats.js';
+import { KafkaReader } from './kafka-reader.js';
+import type { AssignmentChange } from './reader-hooks.js';
 import { consumerSettings, describeSettings, type KafkaGroupSettings } from './options.js';
 
 export type KafkaGroupStats = KafkaReadStats & CommitStats;

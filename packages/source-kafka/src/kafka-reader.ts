@@ -11,54 +11,16 @@ import type {
   ConsumerSettings,
   FetchedBatch,
 } from './consumer-port.js';
+import type { KafkaReadStats } from './kafka-read-stats.js';
 import { connectWithin } from './connect-within.js';
-import { findSourceError, KafkaSourceError } from './errors.js';
+import { crashError } from './crash-error.js';
+import { KafkaSourceError } from './errors.js';
 import { kafkajsConsumer } from './kafkajs-consumer.js';
 import type { CommonSettings } from './options.js';
 import { PauseSet } from './pause-set.js';
+import { QueuePauseClock } from './queue-pause-clock.js';
+import type { ReaderHooks } from './reader-hooks.js';
 import { toSourceBatch } from './to-source-batch.js';
-
-export interface AssignmentChange {
-  readonly assignment: readonly SourcePartition[];
-  readonly revoked: readonly SourcePartition[];
-  readonly assigned: readonly SourcePartition[];
-}
-
-/** What a mode adds to the shared reader. Hooks run synchronously inside the client. */
-export interface ReaderHooks {
-  /** Every client event, before the reader acts on it. */
-  readonly event?: (event: ConsumerEvent) => void;
-  /**
-   * A join ended: revoked partitions are already purged from the queue and
-   * no batch of the new assignment has been yielded yet. Throwing ends the source.
-   */
-  readonly joined: (change: AssignmentChange) => void;
-  /** The source will read nothing more (closed, or failed with `error`). */
-  readonly ended?: (error: Error | null) => void;
-}
-
-export interface KafkaReadStats {
-  /** Batches, records and record bytes yielded by `batches()`. */
-  readonly batches: number;
-  readonly records: number;
-  readonly bytes: number;
-  /** Yielded batches with no record (only aborted, control or compacted offsets). */
-  readonly emptyBatches: number;
-  readonly queuedBatches: number;
-  readonly queuedBytes: number;
-  /** Times a partition was paused because the queue was over its bounds, and for how long any was. */
-  readonly queuePauses: number;
-  readonly queuePausedMs: number;
-  readonly pausedByPipeline: readonly SourcePartition[];
-  /** Queued batches dropped because their partition was revoked. */
-  readonly purgedBatches: number;
-  /** Batches the client delivered for a partition outside the assignment (dropped). */
-  readonly staleBatches: number;
-  /** Records dropped because they lay before what was already queued or sought. */
-  readonly skippedRecords: number;
-  readonly joins: number;
-  readonly assignment: readonly SourcePartition[];
-}
 
 /**
  * The machinery both modes share: one client, a bounded queue between the
@@ -93,9 +55,7 @@ export class KafkaReader {
   private staleBatches = 0;
   private skippedRecords = 0;
   private joins = 0;
-  private queuePauses = 0;
-  private queuePausedMs = 0;
-  private queuePausedSince: number | null = null;
+  private readonly queuePauseClock = new QueuePauseClock();
 
   private readonly brokers: readonly string[];
   private readonly connectTimeoutMs: number;
@@ -183,8 +143,6 @@ export class KafkaReader {
   }
 
   stats(): KafkaReadStats {
-    const pausedNow =
-      this.queuePausedSince === null ? 0 : performance.now() - this.queuePausedSince;
     return {
       batches: this.yielded.batches,
       records: this.yielded.records,
@@ -192,8 +150,7 @@ export class KafkaReader {
       emptyBatches: this.yielded.empty,
       queuedBatches: this.queue.size,
       queuedBytes: this.queue.bytes,
-      queuePauses: this.queuePauses,
-      queuePausedMs: this.queuePausedMs + pausedNow,
+      ...this.queuePauseClock.stats(),
       pausedByPipeline: this.pauses.pausedBy('pipeline'),
       purgedBatches: this.purgedBatches,
       staleBatches: this.staleBatches,
@@ -318,8 +275,7 @@ export class KafkaReader {
     this.floors.set(key, converted.batch.span.end);
     this.queue.push({ key, partition, batch: converted.batch, bytes: converted.bytes });
     if (this.queue.overBounds && !this.pauses.has(key, 'queue')) {
-      if (this.pauses.count('queue') === 0) this.queuePausedSince = performance.now();
-      this.queuePauses += 1;
+      this.queuePauseClock.pausing(this.pauses.count('queue') === 0);
       if (this.pauses.add(partition, 'queue')) this.port.pause([partition]);
     }
     this.notify();
@@ -347,9 +303,7 @@ export class KafkaReader {
   }
 
   private stopQueuePauseClock(): void {
-    if (this.queuePausedSince === null || this.pauses.count('queue') > 0) return;
-    this.queuePausedMs += performance.now() - this.queuePausedSince;
-    this.queuePausedSince = null;
+    if (this.pauses.count('queue') === 0) this.queuePauseClock.released();
   }
 
   private fail(error: unknown): void {
@@ -385,15 +339,4 @@ export class KafkaReader {
       signal.addEventListener('abort', done, { once: true });
     });
   }
-}
-
-function crashError(cause: unknown): Error {
-  return (
-    findSourceError(cause) ??
-    new KafkaSourceError(
-      'TWG_KAFKA_CONSUMER_FAILED',
-      `the kafkajs consumer failed and will not restart: ${cause instanceof Error ? cause.message : String(cause)}`,
-      { cause },
-    )
-  );
 }

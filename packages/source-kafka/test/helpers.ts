@@ -154,6 +154,30 @@ export class BatchCollector {
     }
   }
 
+  /**
+   * Pulls until the event loop has turned twice and returns what arrived: for
+   * a source over the scripted client, whose deliveries are synchronous, that
+   * is everything it can yield now. A condition, not a duration: what a test
+   * asserts never depends on how long the machine took.
+   */
+  async yieldable(): Promise<SourceBatch[]> {
+    const from = this.batches.length;
+    for (;;) {
+      this.pending ??= this.iterator.next();
+      const turned = new Promise<'turned'>((r) =>
+        setImmediate(() => setImmediate(() => r('turned'))),
+      );
+      const result = await Promise.race([this.pending, turned]);
+      if (result === 'turned') return this.batches.slice(from);
+      this.pending = null;
+      if (result.done === true) {
+        this.ended = true;
+        return this.batches.slice(from);
+      }
+      this.batches.push(result.value);
+    }
+  }
+
   /** Pulls for `ms` and returns what arrived meanwhile. */
   async drainFor(ms: number): Promise<SourceBatch[]> {
     const from = this.batches.length;

@@ -36,7 +36,7 @@ describe('KafkaAssignedSource', () => {
   it('starts a sought partition exactly at its cursor, at every join, and commits nothing', async () => {
     const s = setup();
     s.source.seek(P(2), { kind: 'log-offset', nextOffset: 4 });
-    await s.collector.drainFor(5);
+    await s.collector.yieldable();
     s.consumer.take();
     s.consumer.join([P(0), P(2)]);
     expect(s.consumer.take()).toEqual(['seek t/2 4']);
@@ -83,7 +83,7 @@ describe('KafkaAssignedSource', () => {
 
   it('ends the source when the group hands it anything but its partitions', async () => {
     const s = setup();
-    await s.collector.drainFor(5);
+    await s.collector.yieldable();
     s.consumer.join([P(0)]);
     await expect(s.collector.until(() => false)).rejects.toThrow(
       /TWG_KAFKA_ASSIGNMENT_MISMATCH: the throwaway group .* assigned \[t\/0\] instead of \[t\/0, t\/2\]/,

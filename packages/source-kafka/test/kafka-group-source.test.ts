@@ -37,7 +37,7 @@ function setup(extra: Partial<KafkaGroupOptions> = {}) {
 
 /** Starts the source's reader: connect, subscribe, run. */
 async function started(s: ReturnType<typeof setup>) {
-  await s.collector.drainFor(5);
+  await s.collector.yieldable();
   expect(s.consumer.take()).toEqual(['connect', 'subscribe', 'run']);
 }
 
@@ -53,7 +53,7 @@ describe('KafkaGroupSource rebalances', () => {
     s.consumer.deliver(P(0), 3, 3);
     s.consumer.deliver(P(1), 0, 3);
     s.consumer.emit({ kind: 'rebalancing' });
-    expect(await s.collector.drainFor(30)).toEqual([]);
+    expect(await s.collector.yieldable()).toEqual([]);
     expect(s.source.stats().queuedBatches).toBe(3);
 
     s.consumer.emit({ kind: 'join-starting' });
@@ -317,7 +317,7 @@ describe('KafkaGroupSource flow control and lifecycle', () => {
     expect(spans(s.collector)).toEqual(['1[0,1)', '1[1,2)']);
     // Drained: the queue lets go of partition 1, but partition 0 stays paused for the pipeline.
     expect(s.consumer.take()).toEqual(['resume t/1']);
-    expect(await s.collector.drainFor(20)).toEqual([]);
+    expect(await s.collector.yieldable()).toEqual([]);
 
     s.source.resume([P(0)]);
     expect(s.consumer.take()).toEqual(['resume t/0']);
@@ -349,7 +349,7 @@ describe('KafkaGroupSource flow control and lifecycle', () => {
     const b = s.source.close();
     expect(a).toBe(b);
     await a;
-    await s.collector.drainFor(10);
+    await s.collector.until((c) => c.ended);
     expect(s.collector.ended).toBe(true);
     expect(s.consumer.take().filter((c) => c === 'disconnect')).toHaveLength(1);
     expect(await s.source.tryCommit(P(0), 1)).toMatchObject({ kind: 'dropped', reason: 'closed' });
@@ -370,7 +370,7 @@ describe('KafkaGroupSource flow control and lifecycle', () => {
     await started(s);
     s.consumer.join([P(0)]);
     s.collector.controller.abort();
-    await s.collector.drainFor(10);
+    await s.collector.until((c) => c.ended);
     expect(s.collector.ended).toBe(true);
     expect(await s.source.tryCommit(P(0), 1)).toEqual({ kind: 'committed' });
     await s.source.close();

@@ -1,13 +1,13 @@
 import {
   partitionKey,
   type Clock,
+  type Scheduler,
   type ReplayableSink,
   type SinkId,
   type SourceBatch,
   type SourcePartition,
 } from '@thalweg/connector-core';
 import type { CoverageStore, LeaseStore } from '@thalweg/offset-store';
-import type { CoverageRecorder } from '../coverage-recorder.js';
 import { pause } from './pause.js';
 import { planRecovery, type RecoveryPlan, type RecoveryWindow } from './recovery-window.js';
 
@@ -35,10 +35,13 @@ export interface BacklogMeterDeps {
   readonly coverage: CoverageStore;
   /** The secondaries recovery repairs (durable ones): the only lag that can reach zero. */
   readonly sinks: readonly SinkId[];
-  readonly recorder: CoverageRecorder;
+  /** Writes what the secondaries' ack lanes handed over so far (see PerLane). */
+  readonly writeHandedOver: () => Promise<unknown>;
   readonly leases: LeaseStore | undefined;
   readonly windowRecords: number;
   readonly clock: Clock;
+  /** Where the `ingest` role's sampling interval runs. */
+  readonly scheduler: Scheduler;
   readonly log: (line: string) => void;
 }
 
@@ -80,7 +83,7 @@ export class BacklogMeter {
     // What the ack lanes handed over so far counts: plan from the freshest
     // coverage (not a bare flush: one already running holds an older
     // snapshot; not drain: under live acknowledgements it may never return).
-    await deps.recorder.writeHandedOver();
+    await deps.writeHandedOver();
     const plan = await planRecovery(
       deps.coverage,
       rawHeld,
@@ -112,7 +115,7 @@ export class BacklogMeter {
           `measuring the backlog failed: ${error instanceof Error ? error.message : String(error)}`,
         );
       }
-      await pause(everyMs, signal);
+      await pause(this.deps.scheduler, everyMs, signal);
     }
   }
 

@@ -1,8 +1,15 @@
+import type { Scheduler } from '@thalweg/connector-core';
+
 /**
- * Waits `ms`, or less if any of `signals` aborts (at once if one already
- * has): a stop, or a wake-up, must never wait out a whole interval.
+ * Waits `ms` on `scheduler`, or less if any of `signals` aborts (at once if
+ * one already has): a stop, or a wake-up, must never wait out a whole
+ * interval.
  */
-export function pause(ms: number, ...signals: readonly AbortSignal[]): Promise<void> {
+export function pause(
+  scheduler: Scheduler,
+  ms: number,
+  ...signals: readonly AbortSignal[]
+): Promise<void> {
   return new Promise((resolve) => {
     // An abort during the work before this pause has already fired: its
     // listener would never run, and stop() would wait out the interval.
@@ -10,9 +17,9 @@ export function pause(ms: number, ...signals: readonly AbortSignal[]): Promise<v
       resolve();
       return;
     }
-    const timer = setTimeout(done, ms);
+    const cancel = scheduler.after(ms, done);
     function done(): void {
-      clearTimeout(timer);
+      cancel();
       for (const s of signals) s.removeEventListener('abort', done);
       resolve();
     }

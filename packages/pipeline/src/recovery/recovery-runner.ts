@@ -1,15 +1,16 @@
 import type {
   Clock,
   OffsetSpan,
+  Scheduler,
   ReplayableSink,
   SinkId,
   SourceBatch,
   SourcePartition,
 } from '@thalweg/connector-core';
 import type { CoverageStore, Lease, LeaseStore } from '@thalweg/offset-store';
-import type { CoverageRecorder } from '../coverage-recorder.js';
 import type { QuarantineNote } from '../topology.js';
 import type { BacklogMeter } from './backlog-meter.js';
+import { LeaseKeeper } from './lease-keeper.js';
 import { pause } from './pause.js';
 import type { RecoveryWindow } from './recovery-window.js';
 import type { RecoveryConfig } from './recovery-config.js';
@@ -33,7 +34,8 @@ export interface RecoveryDeps {
   readonly raw: ReplayableSink<SourceBatch>;
   readonly coverage: CoverageStore;
   readonly targets: ReadonlyMap<SinkId, ReplayTarget<unknown>>;
-  readonly recorder: CoverageRecorder;
+  /** Writes what `sink`'s lane handed over (its own recorder); false if that write failed. */
+  readonly writeHandedOver: (sink: SinkId) => Promise<boolean>;
   /** Plans each pass and keeps the backlog it measured. */
   readonly meter: BacklogMeter;
   readonly leases: LeaseStore | undefined;
@@ -42,7 +44,18 @@ export interface RecoveryDeps {
   /** The pipeline's `maxRecordBytes`: larger records never reach a secondary. */
   readonly maxRecordBytes: number;
   readonly clock: Clock;
-  readonly quarantine: (sink: string, batch: SourceBatch, note: QuarantineNote) => void;
+  /** Where the pause between passes and the lease renewals run. */
+  readonly scheduler: Scheduler;
+  /**
+   * Quarantines a record of a window of `lane` (the entry names `sink`: the
+   * secondary's own, or raw's for a record too large for any secondary).
+   */
+  readonly quarantine: (
+    lane: SinkId,
+    sink: string,
+    batch: SourceBatch,
+    note: QuarantineNote,
+  ) => void;
   readonly recordEmpty: (sink: SinkId, span: OffsetSpan) => void;
   /** See `planRecovery`: the lowest offset a live lane may still deliver itself. */
   readonly liveFloor: (sink: SinkId, partition: SourcePartition) => number | null;
@@ -97,7 +110,9 @@ export class RecoveryRunner {
         replayed = 0;
       }
       if (ends && this.deps.meter.current().maxLagRecords === 0) return;
-      if (replayed === 0) await pause(this.deps.config.scanEveryMs, signal, this.waking.signal);
+      if (replayed === 0) {
+        await pause(this.deps.scheduler, this.deps.config.scanEveryMs, signal, this.waking.signal);
+      }
       if (this.waking.signal.aborted) this.waking = new AbortController();
     }
   }
@@ -135,7 +150,7 @@ export class RecoveryRunner {
         await this.complete(window, lease);
         return false;
       }
-      keeper = new LeaseKeeper(lease, deps.leases, deps.config, (line) => {
+      keeper = new LeaseKeeper(lease, deps.leases, deps.config, deps.scheduler, (line) => {
         deps.log(`recovery of ${window.key}: ${line}`);
       });
     }
@@ -161,7 +176,9 @@ export class RecoveryRunner {
         maxMs: deps.config.windowMaxMs,
         quarantineMode: deps.config.quarantine,
         maxRecordBytes: deps.maxRecordBytes,
-        quarantine: deps.quarantine,
+        quarantine: (sink, batch, note) => {
+          deps.quarantine(window.sink, sink, batch, note);
+        },
         recordEmpty: (span) => {
           deps.recordEmpty(window.sink, span);
         },
@@ -186,7 +203,7 @@ export class RecoveryRunner {
     }
     // Coverage first, then the lease: a window marked done whose coverage was
     // never written would be re-planned anyway (lag), never lost.
-    const recorded = await deps.recorder.writeHandedOver();
+    const recorded = await deps.writeHandedOver(window.sink);
     // A sink may settle a batch without confirming it (PostgreSQL's
     // `onPoison: 'skip'`). Such a window is not done: completing its key
     // would hide the gap from every leased worker for good, and counting it
@@ -269,50 +286,6 @@ export class RecoveryRunner {
     for (const sink of this.deps.targets.keys()) {
       // Sink ids cannot hold '/': the prefix names this sink's keys only.
       this.counts.leasesCleared += await leases.clearCompleted(`${sink}/`);
-    }
-  }
-}
-
-/**
- * Renews a window's lease on a timer while the window is worked on, not only
- * between batches: a submit held by the sink's backpressure (shared with the
- * live lane) or a long flush would otherwise let the lease expire, and
- * another worker claim it, under a worker still writing.
- */
-class LeaseKeeper {
-  /** Set once a renewal answered that another worker has the key. */
-  lost = false;
-  private renewing: Promise<void> = Promise.resolve();
-  private readonly timer: NodeJS.Timeout;
-
-  constructor(
-    private lease: Lease,
-    private readonly leases: LeaseStore,
-    private readonly config: RecoveryConfig,
-    private readonly log: (line: string) => void,
-  ) {
-    this.timer = setInterval(() => {
-      this.renewing = this.renewing.then(() => this.renew());
-    }, config.renewEveryMs);
-    this.timer.unref();
-  }
-
-  /** Stops renewing (idempotent); the lease as last renewed, or null once lost. */
-  async stop(): Promise<Lease | null> {
-    clearInterval(this.timer);
-    await this.renewing;
-    return this.lost ? null : this.lease;
-  }
-
-  private async renew(): Promise<void> {
-    if (this.lost) return;
-    try {
-      const renewed = await this.leases.renew(this.lease, this.config.leaseTtlMs);
-      if (renewed === null) this.lost = true;
-      else this.lease = renewed;
-    } catch (error) {
-      // The next tick tries again; the lease may expire meanwhile (then lost).
-      this.log(`renewing its lease failed: ${message(error)}`);
     }
   }
 }

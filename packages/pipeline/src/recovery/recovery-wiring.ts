@@ -3,15 +3,15 @@ import {
   isDurable,
   type Clock,
   type ReplayableSink,
+  type Scheduler,
   type Sink,
   type SinkId,
   type SourceBatch,
   type SourcePartition,
 } from '@thalweg/connector-core';
 import type { CoverageStore } from '@thalweg/offset-store';
-import type { CoverageRecorder } from '../coverage-recorder.js';
+import type { LaneOwned, PerLane } from '../per-lane.js';
 import type { PipelineConfig } from '../pipeline-config.js';
-import type { QuarantineRouter } from '../quarantine-router.js';
 import { emptyReceipt, type SecondaryLane } from '../secondary-lane.js';
 import type { PipelineSpec } from '../topology.js';
 import { BacklogMeter } from './backlog-meter.js';
@@ -45,9 +45,10 @@ export interface RecoveryWiring {
   readonly sinks: readonly Sink<'secondary', unknown>[];
   readonly lanes: readonly SecondaryLane<unknown>[];
   readonly coverage: CoverageStore;
-  readonly recorder: CoverageRecorder;
-  readonly quarantine: QuarantineRouter;
+  /** Each secondary's own recorder and quarantine: a replay goes through its lane's. */
+  readonly perLane: PerLane;
   readonly clock: Clock;
+  readonly scheduler: Scheduler;
   readonly log: (line: string) => void;
 }
 
@@ -66,22 +67,26 @@ export interface RecoveryParts {
 export function openRecovery(w: RecoveryWiring): RecoveryParts {
   const targets = new Map<SinkId, ReplayTarget<unknown>>();
   const laneOf = new Map<SinkId, SecondaryLane<unknown>>();
+  const ownOf = new Map<SinkId, LaneOwned>();
   w.sinks.forEach((sink, i) => {
     const derive = w.spec.secondaries?.[i]?.derive;
     const lane = w.lanes[i];
+    const own = w.perLane.secondaries[i];
     if (derive === undefined || !isDurable(sink.descriptor.durability)) return;
     targets.set(sink.descriptor.id, { sink, derive });
     if (lane !== undefined) laneOf.set(sink.descriptor.id, lane);
+    if (own !== undefined) ownOf.set(sink.descriptor.id, own);
   });
   const config = w.config.recovery;
   const meter = new BacklogMeter({
     raw: w.raw,
     coverage: w.coverage,
     sinks: [...targets.keys()],
-    recorder: w.recorder,
+    writeHandedOver: () => w.perLane.writeSecondariesHandedOver(),
     leases: w.spec.leases,
     windowRecords: config.windowRecords,
     clock: w.clock,
+    scheduler: w.scheduler,
     log: w.log,
   });
   // In the recovery role there is no live lane; elsewhere, it owns what it holds.
@@ -92,20 +97,21 @@ export function openRecovery(w: RecoveryWiring): RecoveryParts {
     raw: w.raw,
     coverage: w.coverage,
     targets,
-    recorder: w.recorder,
+    writeHandedOver: async (sink) => (await ownOf.get(sink)?.recorder.writeHandedOver()) ?? true,
     meter,
     leases: w.spec.leases,
     holder: config.holder ?? `${hostname()}:${process.pid}`,
     config,
     maxRecordBytes: w.config.maxRecordBytes,
     clock: w.clock,
-    quarantine: (sink, batch, note) => {
-      w.quarantine.offer(sink, batch, note);
+    scheduler: w.scheduler,
+    quarantine: (lane, sink, batch, note) => {
+      ownOf.get(lane)?.quarantine.offer(sink, batch, note);
     },
     recordEmpty: (sink, span) => {
       const durability = targets.get(sink)?.sink.descriptor.durability;
       if (durability !== undefined && isDurable(durability)) {
-        w.recorder.add(emptyReceipt(sink, span, durability.kind));
+        ownOf.get(sink)?.recorder.add(emptyReceipt(sink, span, durability.kind));
       }
     },
     liveFloor,

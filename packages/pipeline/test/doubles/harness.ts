@@ -1,4 +1,4 @@
-import type { Source } from '@thalweg/connector-core';
+import type { Scheduler, Source } from '@thalweg/connector-core';
 import { InMemoryCoverage, type CoverageStore, type LeaseStore } from '@thalweg/offset-store';
 import { sinkId } from '@thalweg/connector-core';
 import {
@@ -31,6 +31,8 @@ export interface BuildOptions {
   readonly rawHeld?: Map<string, Map<number, Uint8Array>>;
   readonly tables?: Map<string, MemoryRow>[];
   readonly leases?: LeaseStore;
+  /** Runs the flow cycle (and recovery's pauses): a ManualClock lets the test run each one. */
+  readonly scheduler?: Scheduler;
 }
 
 export async function build(source: Source, options: BuildOptions = {}): Promise<Built> {
@@ -50,6 +52,7 @@ export async function build(source: Source, options: BuildOptions = {}): Promise
     ...(options.memoryUsage === undefined ? {} : { memoryUsage: options.memoryUsage }),
     ...(options.quarantineWriter === undefined ? {} : { quarantine: options.quarantineWriter }),
     ...(options.leases === undefined ? {} : { leases: options.leases }),
+    ...(options.scheduler === undefined ? {} : { scheduler: options.scheduler }),
     primaryRaw: (confirm) => {
       raw = new MemoryRawSink(confirm, log, 'raw', options.rawHeld);
       options.raw?.(raw);

@@ -1,9 +1,11 @@
-import { sinkId } from '@thalweg/connector-core';
+import { ManualClock, sinkId } from '@thalweg/connector-core';
 import { InMemoryCoverage, InMemoryLeaseStore, RangeSet } from '@thalweg/offset-store';
 import { describe, expect, it } from 'vitest';
 import { coverageReport, type PipelineConfigInput } from '../../src/index.js';
+import { BacklogMeter, NO_BACKLOG } from '../../src/recovery/backlog-meter.js';
 import { build, keepOpen } from '../doubles/harness.js';
-import { logsOf, MemoryStoreSource } from '../doubles/memory-sources.js';
+import { MemoryRawSink } from '../doubles/memory-sinks.js';
+import { logsOf, makeRecords, MemoryStoreSource } from '../doubles/memory-sources.js';
 
 const RAW = sinkId('raw');
 const SEC = sinkId('sec0');
@@ -167,5 +169,55 @@ describe('completed lease keys', () => {
       600 - 80,
     );
     expect(await reported(coverage)).toEqual({ sec0: 0 });
+  });
+});
+
+describe('backlog() cannot lie', () => {
+  /** A meter over a raw holding t/0 [0, 100) that the secondary has none of. */
+  function meter(leases: InMemoryLeaseStore | undefined) {
+    const coverage = new InMemoryCoverage({ sinks: [RAW, SEC] });
+    const raw = new MemoryRawSink({ apply: async () => undefined });
+    raw.stored.set(
+      't\u00000',
+      new Map(makeRecords('t', 0, 100).map((r) => [r.offset, r.value] as const)),
+    );
+    const clock = new ManualClock(7);
+    return new BacklogMeter({
+      raw,
+      coverage,
+      sinks: [SEC],
+      writeHandedOver: async () => true,
+      leases,
+      windowRecords: 50,
+      clock,
+      scheduler: clock,
+      log: () => undefined,
+    });
+  }
+
+  it('every field is measured: windows, the unclaimed ones, the lag per sink, when', async () => {
+    expect(NO_BACKLOG.plannedAt).toBeNull();
+    const leases = new InMemoryLeaseStore();
+    const m = meter(leases);
+    expect(m.current()).toEqual(NO_BACKLOG);
+    const plan = await m.sample(() => null);
+    expect(plan.windows.map((w) => w.key)).toEqual(['sec0/t/0/0/0', 'sec0/t/0/1/50']);
+    expect(m.current()).toEqual({
+      unclaimedWindows: 2,
+      maxLagRecords: 100,
+      lagBySink: { sec0: 100 },
+      plannedAt: 7,
+    });
+    // A window another worker holds is claimed: one fewer.
+    await leases.claim('sec0/t/0/1/50', 'another worker', 60_000);
+    await m.sample(() => null);
+    expect(m.current().unclaimedWindows).toBe(1);
+    expect(m.current().maxLagRecords).toBe(100);
+  });
+
+  it('with no lease store every window is unclaimed', async () => {
+    const m = meter(undefined);
+    await m.sample(() => null);
+    expect(m.current().unclaimedWindows).toBe(2);
   });
 });

@@ -1,0 +1,60 @@
+import type { Source } from '@thalweg/connector-core';
+import { PipelineError } from './errors.js';
+import type { FailureLatch } from './failure-latch.js';
+import type { FlowGovernor } from './flow-governor.js';
+import type { GatingState } from './gating-state.js';
+import type { PerLane } from './per-lane.js';
+
+export interface FlowTickDeps {
+  readonly governor: FlowGovernor;
+  readonly gating: GatingState;
+  readonly source: Source;
+  readonly perLane: PerLane;
+  readonly failure: FailureLatch;
+  readonly memoryUsage: () => number;
+  readonly log: (line: string) => void;
+}
+
+/**
+ * One flow-control cycle, every `evaluateEveryMs` on the pipeline's
+ * scheduler: the governor decides on memory, raw's commit failures and
+ * progress, the source is paused or resumed on its decision, a stuck run is
+ * stopped, then the background work of the cycle starts: a commit of the
+ * newest durable positions, one coverage round per lane, and a quarantine
+ * with no writer let go. The promise ends when that work has, and never
+ * rejects (a failure goes to the latch); a scheduler on real timers does not
+ * wait for it, a test's manual clock does.
+ */
+export function flowTick(deps: FlowTickDeps): Promise<void> {
+  const { governor, gating, log } = deps;
+  const cycle = governor.evaluate({
+    memoryBytes: deps.memoryUsage(),
+    consecutiveWriteFailures: gating.committer.stats().consecutiveFailures,
+    progress: gating.progress,
+  });
+  if (cycle.backpressure.kind === 'transition') {
+    log(
+      `backpressure ${cycle.backpressure.from} -> ${cycle.backpressure.state.kind} ` +
+        `(batch factor ${cycle.backpressure.batchFactor})`,
+    );
+  }
+  if (cycle.pauseChanged) {
+    const partitions = gating.known();
+    if (governor.throttle.paused) deps.source.pause(partitions);
+    else deps.source.resume(partitions);
+  }
+  if (cycle.stuck.kind !== 'steady') {
+    log(`stuck detector ${cycle.stuck.from} -> ${cycle.stuck.status.level}`);
+    if (cycle.stuck.status.level === 'exit-requested') {
+      deps.failure.fail(
+        new PipelineError('TWG_PIPELINE_STUCK', 'no progress with memory held; stopping'),
+      );
+    }
+  }
+  const committed = gating.committer.commitPending().catch((error: unknown) => {
+    deps.failure.fail(error);
+  });
+  const recorded = deps.perLane.flushCoverage();
+  deps.perLane.dropUnwrittenQuarantine();
+  return Promise.all([committed, recorded]).then(() => undefined);
+}

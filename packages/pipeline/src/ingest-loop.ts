@@ -1,0 +1,131 @@
+import {
+  formatSpan,
+  rawAnchor,
+  type ReplayableSink,
+  type Source,
+  type SourceBatch,
+} from '@thalweg/connector-core';
+import { batchBytes, recordBytes, splitBatch } from './batch-split.js';
+import { PipelineError } from './errors.js';
+import type { FailureLatch } from './failure-latch.js';
+import type { FlowGovernor } from './flow-governor.js';
+import type { GatingState } from './gating-state.js';
+import type { PipelineConfig } from './pipeline-config.js';
+import type { QuarantineRouter } from './quarantine-router.js';
+import type { SecondaryLane } from './secondary-lane.js';
+
+export interface IngestDeps {
+  readonly source: Source;
+  readonly raw: ReplayableSink<SourceBatch>;
+  readonly gating: GatingState;
+  readonly governor: FlowGovernor;
+  readonly config: PipelineConfig;
+  readonly lanes: readonly SecondaryLane<unknown>[];
+  /** Raw's own quarantine: records too large for any secondary. */
+  readonly rawQuarantine: QuarantineRouter;
+  readonly failure: FailureLatch;
+}
+
+/**
+ * The ingest loop: reads the source until it ends or the run aborts. Each
+ * batch is cut into pieces the batch factor allows, each piece charged to
+ * the byte budget, registered with the tracker and submitted to raw, then
+ * offered to every secondary lane (which never waits). A raw refusal fails
+ * the run; nothing past it is committed.
+ */
+export async function readSource(deps: IngestDeps): Promise<void> {
+  const { gating, governor, failure } = deps;
+  const signal = failure.signal;
+  for await (const batch of deps.source.batches(signal)) {
+    if (failure.error !== null) throw failure.error;
+    gating.counts.sourceBatches += 1;
+    gating.counts.sourceRecords += batch.records.length;
+    // Counted with the records, here: a batch cut short by a revocation or
+    // a stop() is still read, all of it.
+    gating.counts.sourceBytes += batchBytes(batch);
+    gating.progress += 1;
+    gating.know(batch.span);
+    // The generation the batch was read in, taken before any wait: a batch
+    // held while the source was paused belongs to the assignment it was read
+    // in, and registering it after a revocation would commit for a partition
+    // this member no longer owns (or refuse the new owner's re-read spans).
+    const generation = gating.inflight.generation(batch.span);
+    if (governor.throttle.paused) await governor.throttle.whenOpen(signal);
+    if (gating.inflight.generation(batch.span) !== generation) {
+      gating.counts.droppedAcks += 1;
+      continue;
+    }
+    gating.committer.boundary(batch.span, batch.span.end);
+    for (const piece of pieces(deps, batch)) {
+      const cost = await admit(governor, batchBytes(piece), signal);
+      if (gating.inflight.generation(piece.span) !== generation) {
+        // Revoked while this batch waited for the budget: the new owner reads
+        // it again. Registering it would leave a span that is never acked.
+        governor.budget.release(cost, 'abandoned');
+        gating.counts.droppedAcks += 1;
+        break;
+      }
+      gating.tracker.register(piece.span);
+      gating.inflight.add(piece.span, { cost, generation, records: piece.records.length });
+      try {
+        await deps.raw.submit(piece, piece.span, rawAnchor(piece.span));
+      } catch (error) {
+        const refused = new PipelineError(
+          'TWG_PIPELINE_RAW_FAILED',
+          `primary raw refused ${formatSpan(piece.span)}; the source position stays behind it`,
+          error,
+        );
+        // Recorded here, not only thrown: the run ignores errors thrown after
+        // stop() (they are usually the abort itself), and a raw refusal
+        // racing with stop() must still reject run().
+        failure.fail(refused);
+        throw refused;
+      }
+      gating.counts.rawBatches += 1;
+      gating.counts.rawRecords += piece.records.length;
+      offerSecondaries(deps, piece);
+    }
+  }
+}
+
+function pieces(deps: IngestDeps, batch: SourceBatch): SourceBatch[] {
+  const factor = deps.governor.batchFactor;
+  const config = deps.config;
+  const maxRecords =
+    config.granularity === 'record' ? 1 : Math.max(1, Math.floor(config.maxBatchRecords * factor));
+  const maxBytes = Math.max(1, Math.floor(config.maxBatchBytes * factor));
+  return splitBatch(batch, { maxRecords, maxBytes });
+}
+
+/** Charges the byte budget; a piece larger than what may be granted takes all of it. */
+async function admit(governor: FlowGovernor, bytes: number, signal: AbortSignal): Promise<number> {
+  const budget = governor.budget;
+  const cost = Math.max(1, Math.min(bytes, budget.stats().limitBytes));
+  const now = budget.tryAcquire(cost);
+  if (now.kind === 'granted') return cost;
+  const outcome = now.kind === 'wait' ? await budget.acquire(cost, signal) : now;
+  if (outcome.kind === 'oversized') {
+    // Cannot happen with cost capped at the limit; refuse rather than run unbudgeted.
+    throw new PipelineError('TWG_PIPELINE_STATE', `byte budget refused ${cost} bytes`);
+  }
+  return cost;
+}
+
+/** Records above `maxRecordBytes` never reach a secondary: raw's quarantine counts them. */
+function offerSecondaries(deps: IngestDeps, piece: SourceBatch): void {
+  if (deps.lanes.length === 0) return;
+  const limit = deps.config.maxRecordBytes;
+  let clean = piece;
+  if (piece.records.some((r) => recordBytes(r) > limit)) {
+    clean = { span: piece.span, records: piece.records.filter((r) => recordBytes(r) <= limit) };
+    for (const r of piece.records) {
+      if (recordBytes(r) <= limit) continue;
+      deps.rawQuarantine.offer(deps.raw.descriptor.id, piece, {
+        offset: r.offset,
+        reason: 'oversized',
+        detail: `${recordBytes(r)} bytes exceed maxRecordBytes ${limit}`,
+      });
+    }
+  }
+  for (const lane of deps.lanes) lane.offer(clean);
+}

@@ -1,0 +1,216 @@
+import {
+  monotonicClock,
+  timerScheduler,
+  type Clock,
+  type ReplayableSink,
+  type Scheduler,
+  type Sink,
+  type Source,
+  type SourceBatch,
+  type SourcePartition,
+} from '@thalweg/connector-core';
+import type { CoverageStore } from '@thalweg/offset-store';
+import { handleAssignment } from './assignment-handler.js';
+import { reason, FailureLatch } from './failure-latch.js';
+import { FlowGovernor } from './flow-governor.js';
+import { GatingState } from './gating-state.js';
+import { PerLane } from './per-lane.js';
+import { parsePipelineConfig, secondaryConfig, type PipelineConfig } from './pipeline-config.js';
+import { PositionCommitter } from './position-committer.js';
+import { rawAckTarget } from './raw-ack-path.js';
+import {
+  openRecovery,
+  reconcileRawCoverage,
+  type RecoveryParts,
+} from './recovery/recovery-wiring.js';
+import { SecondaryLane } from './secondary-lane.js';
+import type { PipelineSpec } from './topology.js';
+import { validateTopology } from './validate-topology.js';
+
+/** Everything a run drives, opened and checked; nothing read yet. */
+export interface OpenedPipeline {
+  readonly source: Source;
+  readonly coverage: CoverageStore;
+  readonly config: PipelineConfig;
+  readonly clock: Clock;
+  readonly scheduler: Scheduler;
+  readonly memoryUsage: () => number;
+  /** The pipeline's log, its lines prefixed. */
+  readonly log: (line: string) => void;
+  readonly failure: FailureLatch;
+  readonly governor: FlowGovernor;
+  readonly gating: GatingState;
+  readonly perLane: PerLane;
+  readonly raw: ReplayableSink<SourceBatch>;
+  readonly lanes: readonly SecondaryLane<unknown>[];
+  readonly repair: RecoveryParts;
+}
+
+/**
+ * Opening a pipeline: validates the configuration, opens the sinks with the
+ * pipeline's confirm targets, checks the topology rules on what was opened,
+ * merges what raw holds into its coverage, wires recovery, and positions a
+ * store-managed source at its stored cursors. Nothing is read yet.
+ *
+ * The pipeline owns the source and the coverage store from this call on. A
+ * failed open releases them (and every sink it opened), so the caller can
+ * open them again in this process and retry: a LevelDB store left open
+ * would refuse the retry with LEVEL_LOCKED.
+ */
+export async function openPipeline(spec: PipelineSpec): Promise<OpenedPipeline> {
+  const userLog = spec.log ?? ((line: string) => console.info(line));
+  const log = (line: string): void => {
+    userLog(`thalweg pipeline: ${line}`);
+  };
+  try {
+    return await openParts(spec, log, userLog);
+  } catch (error) {
+    const released = await Promise.allSettled([spec.source.close(), spec.coverage.close()]);
+    for (const r of released) {
+      if (r.status === 'rejected') log(`releasing after a failed open: ${reason(r.reason)}`);
+    }
+    throw error;
+  }
+}
+
+async function openParts(
+  spec: PipelineSpec,
+  log: (line: string) => void,
+  userLog: (line: string) => void,
+): Promise<OpenedPipeline> {
+  const config = parsePipelineConfig(spec.config ?? {});
+  const clock = spec.clock ?? monotonicClock;
+  const scheduler = spec.scheduler ?? timerScheduler;
+  const { source, coverage } = spec;
+  const sourceName = spec.sourceName ?? source.cluster;
+  const failure = new FailureLatch(log);
+  const commit =
+    source.regime === 'broker-managed'
+      ? (p: SourcePartition, next: number) => source.commit(p, next)
+      : (p: SourcePartition, next: number) =>
+          coverage.saveCursor(
+            { source: sourceName, topic: p.topic, partition: p.partition },
+            source.cursorAt(p, next),
+          );
+  const gating = new GatingState(
+    new PositionCommitter(commit, config.commit.maxConsecutiveFailures, log),
+  );
+  const governor = new FlowGovernor(config.flowControl, config.memoryLimitBytes, clock);
+  const specs = spec.secondaries ?? [];
+  const perLane = new PerLane({
+    coverage,
+    secondaries: specs.length,
+    quarantine: config.flowControl.quarantine,
+    writer: spec.quarantine,
+    log,
+    // A coverage refusal no retry can change stops the pipeline.
+    onFatal: (error) => {
+      failure.fail(error);
+    },
+  });
+  const lanes = specs.map((s, i) => {
+    const own = perLane.secondary(i);
+    return new SecondaryLane(
+      `secondaries[${i}]`,
+      s.derive,
+      own.recorder,
+      (sink, batch, note) => {
+        own.quarantine.offer(sink, batch, note);
+      },
+      log,
+    );
+  });
+  const opened: Sink<'primary-raw' | 'secondary', unknown>[] = [];
+  let lanesStarted = false;
+  try {
+    const raw = await spec.primaryRaw(
+      rawAckTarget(gating, governor.budget, perLane.raw.recorder, failure),
+    );
+    opened.push(raw);
+    const sinks: Sink<'secondary', unknown>[] = [];
+    for (const [i, s] of specs.entries()) {
+      const lane = lanes[i];
+      if (lane === undefined) continue;
+      const sink = await s.open(lane.target);
+      opened.push(sink);
+      sinks.push(sink);
+    }
+    validateTopology(
+      source,
+      raw,
+      sinks.map((s) => s.descriptor),
+      config,
+      coverage,
+    );
+    sinks.forEach((sink, i) => lanes[i]?.start(sink, secondaryConfig(config, sink.descriptor.id)));
+    lanesStarted = true;
+    await reconcileRawCoverage(raw, coverage);
+    const repair = openRecovery({
+      spec,
+      config,
+      raw,
+      sinks,
+      lanes,
+      coverage,
+      perLane,
+      clock,
+      scheduler,
+      log: (line) => userLog(`thalweg recovery: ${line}`),
+    });
+    if (config.recovery.role !== 'recovery') {
+      await positionSource(source, sourceName, coverage, gating, log);
+    }
+    source.onAssignment?.((event) => {
+      handleAssignment(event, gating, governor.throttle, source, log);
+    });
+    return {
+      source,
+      coverage,
+      config,
+      clock,
+      scheduler,
+      memoryUsage: spec.memoryUsage ?? (() => process.memoryUsage.rss()),
+      log,
+      failure,
+      governor,
+      gating,
+      perLane,
+      raw,
+      lanes,
+      repair,
+    };
+  } catch (error) {
+    // A started lane owns its sink and closes it when stopped (nothing was
+    // offered to it yet, so it drains at once).
+    const drainMs = config.shutdown.secondaryDrainMs;
+    const [raw] = opened;
+    const releases: Promise<void>[] = lanesStarted
+      ? [...(raw === undefined ? [] : [raw.close()]), ...lanes.map((l) => l.stop(drainMs))]
+      : opened.map((s) => s.close());
+    await Promise.allSettled(releases);
+    throw error;
+  }
+}
+
+/** A store-managed source resumes from its stored cursors; the tracker starts there too. */
+async function positionSource(
+  source: Source,
+  sourceName: string,
+  coverage: CoverageStore,
+  gating: GatingState,
+  log: (line: string) => void,
+): Promise<void> {
+  if (source.regime !== 'store-managed') return;
+  for (const p of source.partitions()) {
+    const cursor = await coverage.loadCursor({
+      source: sourceName,
+      topic: p.topic,
+      partition: p.partition,
+    });
+    if (cursor === null) continue;
+    source.seek(p, cursor);
+    gating.tracker.resumeAt(p, cursor.nextOffset);
+    gating.committer.resumeAt(p, cursor.nextOffset);
+    log(`${p.topic}/${p.partition} resumes at ${cursor.nextOffset} (${cursor.kind} cursor)`);
+  }
+}
