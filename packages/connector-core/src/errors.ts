@@ -15,6 +15,9 @@ export const CORE_ERROR_CODES = [
   'TWG_RECORD_ID_INPUT_INVALID',
   'TWG_ROLE_REFUSED',
   'TWG_POSITION_INVALID',
+  'TWG_SINK_TRANSIENT',
+  'TWG_SINK_POISON',
+  'TWG_SINK_FATAL_CONFIG',
 ] as const;
 
 export type CoreErrorCode = (typeof CORE_ERROR_CODES)[number];

@@ -1,5 +1,6 @@
 export * from './errors.js';
 export * from './sink-id.js';
+export * from './sink-error.js';
 export * from './offset-span.js';
 export * from './durability.js';
 export * from './receipt.js';
