@@ -95,8 +95,11 @@ describe('a hole in raw, re-read from a store-managed source', () => {
     const hole = { start: Math.min(...dropped.map((d) => d.start)) };
     expect(hole.start).toBeGreaterThan(0);
     expect(Math.max(...dropped.map((d) => d.end))).toBe(2000);
-    // Without the rewind the cursor is past the hole: a rerun reads nothing.
-    expect(await ingest(dir)).toBe(0);
+    // Without the rewind the cursor is past the hole, which nothing would
+    // fill: the pipeline refuses to open, naming the range.
+    const refused = ingest(dir);
+    await expect(refused).rejects.toMatchObject({ code: 'TWG_PIPELINE_RAW_HOLE' });
+    await expect(refused).rejects.toThrow(`Rewind the source position to ${hole.start}`);
 
     const args = ['--dir', dir, '--source', 'generated', '--topic', 'demo', '--partition', '0'];
     const rewind = await run(() => cursorCommand(['rewind', ...args, '--to', String(hole.start)]));

@@ -1,15 +1,18 @@
 import type { AssignmentEvent, Source, SourceThrottle } from '@thalweg/connector-core';
 import type { GatingState } from './gating-state.js';
+import type { RawHoleGuard } from './raw-hole-guard.js';
 
 /**
  * A consumer group moved partitions. A revoked partition's spans still in
  * flight belong to the old assignment: its generation moves on, so their
- * acknowledgements are dropped, and nothing more is committed for it. An
- * assigned partition is told the throttle's current wish.
+ * acknowledgements are dropped, and nothing more is committed for it; taken
+ * again, it is checked again for a hole in raw. An assigned partition is told
+ * the throttle's current wish.
  */
 export function handleAssignment(
   event: AssignmentEvent,
   gating: GatingState,
+  holes: RawHoleGuard,
   throttle: SourceThrottle,
   source: Source,
   log: (line: string) => void,
@@ -20,6 +23,7 @@ export function handleAssignment(
       gating.tracker.revoke(p);
       gating.committer.forget(p);
       gating.forget(p);
+      holes.forget(p);
     } else {
       gating.know(p);
     }

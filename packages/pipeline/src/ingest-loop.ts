@@ -12,12 +12,14 @@ import type { FlowGovernor } from './flow-governor.js';
 import type { GatingState } from './gating-state.js';
 import type { PipelineConfig } from './pipeline-config.js';
 import type { QuarantineRouter } from './quarantine-router.js';
+import type { RawHoleGuard } from './raw-hole-guard.js';
 import type { SecondaryLane } from './secondary-lane.js';
 
 export interface IngestDeps {
   readonly source: Source;
   readonly raw: ReplayableSink<SourceBatch>;
   readonly gating: GatingState;
+  readonly holes: RawHoleGuard;
   readonly governor: FlowGovernor;
   readonly config: PipelineConfig;
   readonly lanes: readonly SecondaryLane<unknown>[];
@@ -31,7 +33,8 @@ export interface IngestDeps {
  * batch is cut into pieces the batch factor allows, each piece charged to
  * the byte budget, registered with the tracker and submitted to raw, then
  * offered to every secondary lane (which never waits). A raw refusal fails
- * the run; nothing past it is committed.
+ * the run, and so does a partition resuming past a hole in raw
+ * (raw-hole-guard.ts); nothing past either is committed.
  */
 export async function readSource(deps: IngestDeps): Promise<void> {
   const { gating, governor, failure } = deps;
@@ -45,6 +48,16 @@ export async function readSource(deps: IngestDeps): Promise<void> {
     gating.counts.sourceBytes += batchBytes(batch);
     gating.progress += 1;
     gating.know(batch.span);
+    if (deps.holes.pending(batch.span)) {
+      // The first batch of a partition taken: where the source resumes is
+      // known now, before anything of it reaches raw.
+      try {
+        await deps.holes.check(batch.span, batch.span.start);
+      } catch (error) {
+        failure.fail(error);
+        throw error;
+      }
+    }
     // The generation the batch was read in, taken before any wait: a batch
     // held while the source was paused belongs to the assignment it was read
     // in, and registering it after a revocation would commit for a partition

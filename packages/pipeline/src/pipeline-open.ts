@@ -18,6 +18,7 @@ import { PerLane } from './per-lane.js';
 import { parsePipelineConfig, secondaryConfig, type PipelineConfig } from './pipeline-config.js';
 import { PositionCommitter } from './position-committer.js';
 import { rawAckTarget } from './raw-ack-path.js';
+import { RawHoleGuard } from './raw-hole-guard.js';
 import {
   openRecovery,
   reconcileRawCoverage,
@@ -40,6 +41,8 @@ export interface OpenedPipeline {
   readonly failure: FailureLatch;
   readonly governor: FlowGovernor;
   readonly gating: GatingState;
+  /** Refuses to read a partition over a hole in raw below where it resumes (ADR 0022). */
+  readonly holes: RawHoleGuard;
   readonly perLane: PerLane;
   readonly raw: ReplayableSink<SourceBatch>;
   readonly lanes: readonly SecondaryLane<unknown>[];
@@ -157,11 +160,12 @@ async function openParts(
       scheduler,
       log: (line) => userLog(`thalweg recovery: ${line}`),
     });
+    const holes = new RawHoleGuard(raw.descriptor, raw, coverage);
     if (config.recovery.role !== 'recovery') {
-      await positionSource(source, sourceName, coverage, gating, log);
+      await positionSource(source, sourceName, coverage, gating, holes, log);
     }
     source.onAssignment?.((event) => {
-      handleAssignment(event, gating, governor.throttle, source, log);
+      handleAssignment(event, gating, holes, governor.throttle, source, log);
     });
     return {
       source,
@@ -174,6 +178,7 @@ async function openParts(
       failure,
       governor,
       gating,
+      holes,
       perLane,
       raw,
       lanes,
@@ -192,12 +197,17 @@ async function openParts(
   }
 }
 
-/** A store-managed source resumes from its stored cursors; the tracker starts there too. */
+/**
+ * A store-managed source resumes from its stored cursors; the tracker starts
+ * there too. Its positions are known now, so a hole in raw below one of them
+ * refuses the open (a broker-managed source's are known at its first batch).
+ */
 async function positionSource(
   source: Source,
   sourceName: string,
   coverage: CoverageStore,
   gating: GatingState,
+  holes: RawHoleGuard,
   log: (line: string) => void,
 ): Promise<void> {
   if (source.regime !== 'store-managed') return;
@@ -207,6 +217,7 @@ async function positionSource(
       topic: p.topic,
       partition: p.partition,
     });
+    await holes.check(p, cursor?.nextOffset ?? 0);
     if (cursor === null) continue;
     source.seek(p, cursor);
     gating.tracker.resumeAt(p, cursor.nextOffset);

@@ -28,7 +28,8 @@ export class RawHoleGuard {
   private readonly checked = new Set<string>();
 
   constructor(
-    private readonly raw: { readonly id: SinkId; held(): Promise<readonly HeldPartition[]> },
+    private readonly raw: { readonly id: SinkId },
+    private readonly held: { held(): Promise<readonly HeldPartition[]> },
     private readonly coverage: Pick<CoverageStore, 'covered'>,
   ) {}
 
@@ -70,7 +71,7 @@ export class RawHoleGuard {
       topic: partition.topic,
       partition: partition.partition,
     });
-    const spans = (await this.raw.held()).find(
+    const spans = (await this.held.held()).find(
       (p) => partitionKey(p.partition) === partitionKey(partition),
     )?.spans;
     const held = RangeSet.of((spans ?? []).map((s) => ({ start: s.start, end: s.end })));

@@ -12,7 +12,8 @@ function guard(held: [number, number][], recorded: [number, number][]) {
     { partition: p0, spans: held.map(([s, e]) => offsetSpan('t', 0, s, e)) },
   ];
   return new RawHoleGuard(
-    { id: raw, held: async () => parts },
+    { id: raw },
+    { held: async () => parts },
     { covered: async () => RangeSet.of(recorded.map(([start, end]) => ({ start, end }))) },
   );
 }
