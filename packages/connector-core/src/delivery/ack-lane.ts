@@ -164,15 +164,19 @@ export class AckLane<P extends Position, L extends Lane, E extends Pending<P, L>
   /**
    * Ends the lane (the first failure stands): refuses what is queued and
    * every later submit, waits for the confirmations already handed over,
-   * then rejects every flush they do not cover.
+   * then rejects every flush they do not cover. Counted as poisoned.
    */
-  async fail(error: Error): Promise<void> {
-    if (this.failure !== null) return this.tail;
-    this.failure = error;
-    this.metrics.poisoned.inc();
-    this.queue.fail(error);
-    await this.tail;
-    for (const w of this.waiters.splice(0)) w.reject(error);
+  fail(error: Error): Promise<void> {
+    return this.tearDown(error, true);
+  }
+
+  /**
+   * Ends the lane at once, not as a failure (its owner closed it): what is
+   * queued is dropped unconfirmed and waiting submits and flushes reject
+   * with `reason`; a burst whose step is under way still settles.
+   */
+  stop(reason: Error): Promise<void> {
+    return this.tearDown(reason, false);
   }
 
   get failed(): Error | null {
@@ -196,6 +200,15 @@ export class AckLane<P extends Position, L extends Lane, E extends Pending<P, L>
   /** Queue fill, 0..1. */
   fill(): number {
     return this.queue.fill();
+  }
+
+  private async tearDown(error: Error, poisoned: boolean): Promise<void> {
+    if (this.failure !== null) return this.tail;
+    this.failure = error;
+    if (poisoned) this.metrics.poisoned.inc();
+    this.queue.fail(error);
+    await this.tail;
+    for (const w of this.waiters.splice(0)) w.reject(error);
   }
 
   private refuse(entry: E): Error | null {

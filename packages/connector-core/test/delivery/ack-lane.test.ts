@@ -196,6 +196,28 @@ describe('AckLane', () => {
     expect(l.metrics.poisoned.value).toBe(1);
   });
 
+  it('stop drops what is queued and rejects waiting calls, without counting a failure', async () => {
+    const target = recordingTarget<'primary-raw'>();
+    const l = lane(target, { maxItems: 1 });
+    const { waits, step } = heldStep();
+    await l.submit(raw(0));
+    const running = l.run(step);
+    await until(() => waits.length === 1);
+    await l.submit(raw(1));
+    const blocked = l.submit(raw(2));
+    const flushed = l.flush();
+    const closed = new Error('closed');
+    const stopped = l.stop(closed);
+    await expect(blocked).rejects.toBe(closed);
+    // The burst under way still settles: it is durable once its step says so.
+    waits[0]!.release();
+    await stopped;
+    await expect(flushed).rejects.toBe(closed);
+    await running;
+    expect(target.applied.map((r) => r.span.start)).toEqual([0]);
+    expect(l.metrics.poisoned.value).toBe(0);
+  });
+
   it('settles a step hand-over in order, skipping what it set aside without confirming it', async () => {
     const target = recordingTarget<'primary-raw'>();
     const settledOrder: number[] = [];
