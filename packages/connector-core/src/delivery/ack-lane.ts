@@ -61,7 +61,11 @@ export interface AckLaneOptions<L extends Lane, E> {
   /** The durability the receipts state: what the sink's step guarantees. */
   readonly durability: DurableKind;
   readonly target: ConfirmTarget<L>;
-  /** What the lane holds before `submit` waits (`offer` refuses). */
+  /**
+   * What the lane holds before `submit` waits (`offer` refuses). With
+   * `countUntil: 'released'` a batch counts until its step made it durable,
+   * not only until the lane took it.
+   */
   readonly queue: QueueBounds;
   /** The most one burst takes; everything queued when absent. */
   readonly burst?: Partial<QueueBounds>;
@@ -265,6 +269,9 @@ export class AckLane<P extends Position, L extends Lane, E extends Pending<P, L>
       }
       this.lastHanded = entry.position;
     }
+    let bytes = 0;
+    for (const { entry } of settled) bytes += entry.bytes;
+    this.queue.release(settled.length, bytes);
     await this.tail;
     this.tail = this.applyInOrder(settled);
   }

@@ -9,6 +9,12 @@ export interface Sized {
 export interface QueueBounds {
   readonly maxItems: number;
   readonly maxBytes: number;
+  /**
+   * Until when an item counts against the bounds: until `take` (the
+   * default), or until its taker `release`s it (a sink whose taken items
+   * stay in memory until they are durable, such as raw's writer thread).
+   */
+  readonly countUntil?: 'taken' | 'released';
 }
 
 interface Waiter<T> {
@@ -40,6 +46,9 @@ export class SubmitQueue<T extends Sized> {
   private ended = false;
   private failure: Error | null = null;
   private admittedCount = 0;
+  /** Taken and not yet released (`countUntil: 'released'`). */
+  private heldItems = 0;
+  private heldBytes = 0;
 
   constructor(readonly bounds: QueueBounds) {
     if (!Number.isSafeInteger(bounds.maxItems) || bounds.maxItems < 1) {
@@ -93,8 +102,20 @@ export class SubmitQueue<T extends Sized> {
     this.head = end;
     this.compact();
     this.queuedBytes -= bytes;
+    if (this.bounds.countUntil === 'released') {
+      this.heldItems += taken.length;
+      this.heldBytes += bytes;
+    }
     this.admitWaiting();
     return taken;
+  }
+
+  /** Taken items of `bytes` in all no longer count against the bounds (`countUntil: 'released'`). */
+  release(items: number, bytes: number): void {
+    if (this.bounds.countUntil !== 'released') return;
+    this.heldItems = Math.max(0, this.heldItems - items);
+    this.heldBytes = Math.max(0, this.heldBytes - bytes);
+    if (this.failure === null) this.admitWaiting();
   }
 
   /** Takes everything queued at once, without waiting (what a shedding lane drops). */
@@ -121,6 +142,8 @@ export class SubmitQueue<T extends Sized> {
     this.items = [];
     this.head = 0;
     this.queuedBytes = 0;
+    this.heldItems = 0;
+    this.heldBytes = 0;
     this.wakeTaker();
   }
 
@@ -134,13 +157,19 @@ export class SubmitQueue<T extends Sized> {
     return this.admittedCount + this.waiting.length;
   }
 
+  /** What counts against the bounds (held items included), and the pushes waiting for room. */
   get size(): { readonly items: number; readonly bytes: number; readonly waiting: number } {
-    return { items: this.depth, bytes: this.queuedBytes, waiting: this.waiting.length };
+    return {
+      items: this.depth + this.heldItems,
+      bytes: this.queuedBytes + this.heldBytes,
+      waiting: this.waiting.length,
+    };
   }
 
   /** How full the queue is, 0..1 (the larger of the item and byte fills). */
   fill(): number {
-    return Math.max(this.depth / this.bounds.maxItems, this.queuedBytes / this.bounds.maxBytes);
+    const { items, bytes } = this.size;
+    return Math.max(items / this.bounds.maxItems, bytes / this.bounds.maxBytes);
   }
 
   get failed(): Error | null {
@@ -152,9 +181,11 @@ export class SubmitQueue<T extends Sized> {
   }
 
   private fits(item: T): boolean {
-    if (this.depth === 0) return true;
+    const items = this.depth + this.heldItems;
+    if (items === 0) return true;
     return (
-      this.depth < this.bounds.maxItems && this.queuedBytes + item.bytes <= this.bounds.maxBytes
+      items < this.bounds.maxItems &&
+      this.queuedBytes + this.heldBytes + item.bytes <= this.bounds.maxBytes
     );
   }
 

@@ -53,6 +53,24 @@ describe('SubmitQueue', () => {
     await next;
   });
 
+  it("with countUntil 'released', a taken item counts until its taker releases it", async () => {
+    const q = new SubmitQueue<{ name: string; bytes: number }>({
+      maxItems: 2,
+      maxBytes: 100,
+      countUntil: 'released',
+    });
+    await q.push(item('a', 40));
+    await q.push(item('b', 40));
+    expect(names(await q.take())).toEqual(['a', 'b']);
+    expect(q.size).toEqual({ items: 2, bytes: 80, waiting: 0 });
+    const next = q.push(item('c', 40));
+    expect(await settled(next)).toBe(false);
+    q.release(1, 40);
+    await next;
+    expect(q.size).toEqual({ items: 2, bytes: 80, waiting: 0 });
+    expect(q.fill()).toBe(1);
+  });
+
   it('offer admits only what fits now, and never ahead of a waiting push', async () => {
     const q = new SubmitQueue<{ name: string; bytes: number }>({ maxItems: 2, maxBytes: 100 });
     expect(q.offer(item('a', 60))).toBe(true);
