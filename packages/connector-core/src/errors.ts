@@ -18,6 +18,8 @@ export const CORE_ERROR_CODES = [
   'TWG_SINK_TRANSIENT',
   'TWG_SINK_POISON',
   'TWG_SINK_FATAL_CONFIG',
+  'TWG_DELIVERY_ENDED',
+  'TWG_DELIVERY_OUT_OF_ORDER',
 ] as const;
 
 export type CoreErrorCode = (typeof CORE_ERROR_CODES)[number];
@@ -75,5 +77,18 @@ export class ConfigError extends ThalwegError<'TWG_CONFIG_INVALID' | 'TWG_ROLE_R
     super({ code, errorClass: 'fatal-config', message: `${path || '(root)'}: ${reason}` });
     this.path = path;
     this.reason = reason;
+  }
+}
+
+/**
+ * A misuse of the delivery layer (connector-core/src/delivery): a submit after
+ * the lane was ended, or a settlement that would confirm out of order. Both
+ * are defects of the sink driving the lane, never of the data.
+ */
+export class DeliveryError extends ThalwegError<
+  'TWG_DELIVERY_ENDED' | 'TWG_DELIVERY_OUT_OF_ORDER'
+> {
+  constructor(code: 'TWG_DELIVERY_ENDED' | 'TWG_DELIVERY_OUT_OF_ORDER', message: string) {
+    super({ code, errorClass: 'fatal-config', message });
   }
 }

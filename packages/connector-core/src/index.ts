@@ -16,4 +16,4 @@ export * from './record-id.js';
 export * from './position-tracker.js';
 export * from './flow-control/index.js';
 export * from './metrics/index.js';
-export * from './backoff.js';
+export * from './delivery/index.js';

@@ -2,7 +2,7 @@ import {
   derivedCoverage,
   isDurable,
   formatSpan,
-  partitionKey,
+  SubmitQueue,
   type ConfirmTarget,
   type OffsetSpan,
   type Receipt,
@@ -15,6 +15,7 @@ import type { DurableReceipt } from '@thalweg/offset-store';
 import { batchBytes } from './batch-split.js';
 import type { CoverageRecorder } from './coverage-recorder.js';
 import { secondaryConfigSchema, type SecondaryConfig } from './pipeline-config.js';
+import { PendingSpans } from './secondary-pending.js';
 import type { Derive, Derived, QuarantineNote } from './topology.js';
 
 export type LaneState =
@@ -45,9 +46,10 @@ interface Queued {
 export type QuarantineSink = (sink: string, batch: SourceBatch, note: QuarantineNote) => void;
 
 /**
- * One secondary's own lane: a bounded queue, a pump that derives and submits
- * batches to the sink, and the confirm target that records coverage after the
- * sink's durable acknowledgement.
+ * One secondary's own lane: a bounded queue (the delivery layer's, by
+ * batches and bytes), a pump that derives and submits batches to the sink,
+ * and the confirm target that records coverage after the sink's durable
+ * acknowledgement (the sink's own ack lane applies it).
  *
  * The lane never pushes back on raw. `offer` is synchronous; when the queue
  * is full, or the sink has failed, the batch is shed and stays a coverage
@@ -55,11 +57,9 @@ export type QuarantineSink = (sink: string, batch: SourceBatch, note: Quarantine
  * `submit`) holds only this lane's pump.
  */
 export class SecondaryLane<B> {
-  private readonly queue: Queued[] = [];
-  private head = 0;
-  private queuedBytes = 0;
+  private config: SecondaryConfig = secondaryConfigSchema.parse({});
+  private queue = queueOf(this.config);
   private state: LaneState = { kind: 'running' };
-  private wake: (() => void) | null = null;
   private pump: Promise<void> | null = null;
   private sink: Sink<'secondary', B> | null = null;
   private stopping = false;
@@ -69,13 +69,9 @@ export class SecondaryLane<B> {
   private shed = 0;
   private shedRecords = 0;
   private quarantined = 0;
-  /** Starts of spans queued or submitted and not yet confirmed, per partition, with counts. */
-  private readonly pending = new Map<string, Map<number, number>>();
-  /** Per partition, the spans this lane submitted and saw no confirmation of yet, in order. */
-  private readonly unconfirmed = new Map<string, OffsetSpan[]>();
+  private readonly pending = new PendingSpans();
 
   private sinkName: string;
-  private config: SecondaryConfig = secondaryConfigSchema.parse({});
 
   constructor(
     label: string,
@@ -96,7 +92,7 @@ export class SecondaryLane<B> {
   readonly target: ConfirmTarget<'secondary'> = {
     apply: async (confirm, receipt) => {
       if (confirm.kind !== 'derived-coverage') return;
-      this.settleThrough(confirm.span);
+      this.pending.settleThrough(confirm.span);
       this.delivered += 1;
       this.deliveredRecords += receipt.records;
       // A non-durable secondary (explicit opt-out) never records coverage:
@@ -108,6 +104,14 @@ export class SecondaryLane<B> {
   /** Starts the pump once the sink is open; its settings are looked up by the sink's id. */
   start(sink: Sink<'secondary', B>, config: SecondaryConfig): void {
     this.config = config;
+    // Anything offered before the sink opened moves to the queue of its settings.
+    const early = this.queue.drain();
+    this.queue = queueOf(config);
+    for (const item of early) {
+      if (this.queue.offer(item)) continue;
+      this.shedItem(item);
+      this.pending.settle(item.batch.span);
+    }
     this.sink = sink;
     this.sinkName = sink.descriptor.id;
     this.pump = this.run(sink);
@@ -119,31 +123,18 @@ export class SecondaryLane<B> {
 
   /** Hands a batch raw accepted to this lane; sheds it when the lane cannot take it. */
   offer(batch: SourceBatch): void {
-    const bytes = batchBytes(batch);
-    const depth = this.queue.length - this.head;
-    if (
-      this.state.kind !== 'running' ||
-      this.stopping ||
-      depth >= this.config.maxQueuedBatches ||
-      (depth > 0 && this.queuedBytes + bytes > this.config.maxQueuedBytes)
-    ) {
+    const item = { batch, bytes: batchBytes(batch) };
+    if (this.state.kind !== 'running' || this.stopping || !this.queue.offer(item)) {
       this.shed += 1;
       this.shedRecords += batch.records.length;
       return;
     }
-    this.queue.push({ batch, bytes });
-    this.queuedBytes += bytes;
-    this.hold(batch.span);
-    this.wake?.();
+    this.pending.hold(batch.span);
   }
 
   /** Queue fill, 0..1, for diagnostics (it never throttles the source). */
   fill(): number {
-    const depth = this.queue.length - this.head;
-    return Math.max(
-      depth / this.config.maxQueuedBatches,
-      this.queuedBytes / this.config.maxQueuedBytes,
-    );
+    return this.queue.fill();
   }
 
   /**
@@ -152,7 +143,7 @@ export class SecondaryLane<B> {
    */
   async stop(deadlineMs: number): Promise<void> {
     this.stopping = true;
-    this.wake?.();
+    this.queue.end();
     const sink = this.sink;
     const drained = (async () => {
       await this.pump;
@@ -174,8 +165,8 @@ export class SecondaryLane<B> {
     return {
       sink: this.id,
       state: this.state.kind,
-      queuedBatches: this.queue.length - this.head,
-      queuedBytes: this.queuedBytes,
+      queuedBatches: this.queue.size.items,
+      queuedBytes: this.queue.size.bytes,
       submittedBatches: this.submitted,
       deliveredBatches: this.delivered,
       deliveredRecords: this.deliveredRecords,
@@ -187,13 +178,9 @@ export class SecondaryLane<B> {
 
   private async run(sink: Sink<'secondary', B>): Promise<void> {
     for (;;) {
-      const item = this.next();
-      if (item === undefined) {
-        if (this.stopping) return;
-        await new Promise<void>((resolve) => (this.wake = resolve));
-        this.wake = null;
-        continue;
-      }
+      // One at a time: the sink's own submit is its backpressure on this pump.
+      const item = (await this.queue.take(1))?.[0];
+      if (item === undefined) return; // stopped and drained
       try {
         await this.deliver(sink, item.batch);
       } catch (error) {
@@ -205,8 +192,8 @@ export class SecondaryLane<B> {
         this.shed += 1;
         this.shedRecords += item.batch.records.length;
         this.pending.clear();
-        this.unconfirmed.clear();
         this.dropQueued();
+        this.queue.end();
         return;
       }
     }
@@ -238,37 +225,25 @@ export class SecondaryLane<B> {
       if (isDurable(kind)) {
         this.recorder.add(emptyReceipt(sink.descriptor.id, batch.span, kind.kind));
       }
-      this.settle(batch.span);
+      this.pending.settle(batch.span);
       return;
     }
-    const key = partitionKey(batch.span);
-    let own = this.unconfirmed.get(key);
-    if (own === undefined) this.unconfirmed.set(key, (own = []));
-    own.push(batch.span);
+    this.pending.submitting(batch.span);
     await sink.submit(derived.batch, batch.span, derivedCoverage(sink.descriptor.id, batch.span));
     // After acceptance: a refused batch is counted as shed, not as submitted too.
     this.submitted += 1;
   }
 
-  private next(): Queued | undefined {
-    if (this.head >= this.queue.length) return undefined;
-    const item = this.queue[this.head];
-    this.queue[this.head] = undefined as unknown as Queued;
-    this.head += 1;
-    if (this.head > 1024 && this.head * 2 > this.queue.length) {
-      this.queue.splice(0, this.head);
-      this.head = 0;
+  private dropQueued(): void {
+    for (const item of this.queue.drain()) {
+      this.shedItem(item);
+      this.pending.settle(item.batch.span);
     }
-    if (item !== undefined) this.queuedBytes -= item.bytes;
-    return item;
   }
 
-  private dropQueued(): void {
-    for (let item = this.next(); item !== undefined; item = this.next()) {
-      this.shed += 1;
-      this.shedRecords += item.batch.records.length;
-      this.settle(item.batch.span);
-    }
+  private shedItem(item: Queued): void {
+    this.shed += 1;
+    this.shedRecords += item.batch.records.length;
   }
 
   /**
@@ -279,41 +254,15 @@ export class SecondaryLane<B> {
    */
   pendingFloor(partition: SourcePartition): number | null {
     if (this.state.kind !== 'running') return null;
-    const starts = this.pending.get(partitionKey(partition));
-    if (starts === undefined || starts.size === 0) return null;
-    return Math.min(...starts.keys());
+    return this.pending.floor(partition);
   }
+}
 
-  private hold(span: OffsetSpan): void {
-    const key = partitionKey(span);
-    let starts = this.pending.get(key);
-    if (starts === undefined) this.pending.set(key, (starts = new Map<number, number>()));
-    starts.set(span.start, (starts.get(span.start) ?? 0) + 1);
-  }
-
-  /**
-   * Settles a confirmed span and, when it is one this lane submitted, every
-   * span of the partition it submitted earlier: a sink confirms in order, so
-   * those were settled without a confirmation (a gap, e.g. PostgreSQL's
-   * `onPoison: 'skip'`). Left pending, one of them would pin `pendingFloor`
-   * for good and hide every later gap of the partition from recovery.
-   */
-  private settleThrough(span: OffsetSpan): void {
-    const own = this.unconfirmed.get(partitionKey(span));
-    const at = own?.findIndex((s) => s.start === span.start && s.end === span.end) ?? -1;
-    if (own !== undefined && at >= 0) {
-      for (const earlier of own.splice(0, at + 1).slice(0, at)) this.settle(earlier);
-    }
-    this.settle(span);
-  }
-
-  private settle(span: OffsetSpan): void {
-    const starts = this.pending.get(partitionKey(span));
-    const n = starts?.get(span.start);
-    if (starts === undefined || n === undefined) return;
-    if (n <= 1) starts.delete(span.start);
-    else starts.set(span.start, n - 1);
-  }
+function queueOf(config: SecondaryConfig): SubmitQueue<Queued> {
+  return new SubmitQueue<Queued>({
+    maxItems: config.maxQueuedBatches,
+    maxBytes: config.maxQueuedBytes,
+  });
 }
 
 function isDurableReceipt(receipt: Receipt): receipt is DurableReceipt {

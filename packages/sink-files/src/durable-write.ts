@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { backoffDelay, sleep, type RetryPolicy } from './backoff.js';
+import { retrying, type RetryPolicy } from '@thalweg/connector-core';
 import { diskFullCode, RawSinkError, reasonOf } from './errors.js';
 import type { SegmentFs } from './segment-fs.js';
 import { tempName } from './segment-name.js';
@@ -41,45 +41,54 @@ export async function writeSegmentDurably(
 ): Promise<void> {
   const { fs, dir, retry } = deps;
   const target = join(dir, name);
-  for (let attempt = 1; ; attempt++) {
-    const temp = join(dir, tempName(sequence, attempt));
-    try {
-      const file = await fs.create(temp);
-      try {
-        await file.write(segment);
-        await file.sync();
-      } catch (error) {
-        await file.close().catch(() => undefined); // the write's error is the one to report
-        throw error;
-      }
-      await file.close();
-      await fs.rename(temp, target);
-      await fs.syncDir(dir);
-      return;
-    } catch (error) {
-      // Best effort: a temp file left behind is deleted on the next open.
-      await fs.remove(temp).catch(() => undefined);
-      const full = diskFullCode(error);
-      if (full !== null) {
-        throw new RawSinkError(
-          'TWG_RAW_WRITE_FAILED',
-          `the disk is full (${full}) writing ${temp}: free space on the file system of ${dir}, ` +
-            'then reopen the sink; nothing of this segment was confirmed, so its batches replay ' +
-            `(not retried: every attempt would fill the disk again) [${reasonOf(error)}]`,
-          { file: target },
-          error,
-        );
-      }
-      if (attempt >= retry.attempts) {
-        throw new RawSinkError(
-          'TWG_RAW_WRITE_FAILED',
-          `could not be made durable after ${attempt} attempt${attempt === 1 ? '' : 's'}: ${reasonOf(error)}`,
-          { file: target },
-          error,
-        );
-      }
-      deps.onRetry(target, attempt, error);
-      await sleep(backoffDelay(retry, attempt));
+  let attempts = 0;
+  try {
+    await retrying(
+      retry,
+      async (attempt) => {
+        attempts = attempt;
+        const temp = join(dir, tempName(sequence, attempt));
+        try {
+          const file = await fs.create(temp);
+          try {
+            await file.write(segment);
+            await file.sync();
+          } catch (error) {
+            await file.close().catch(() => undefined); // the write's error is the one to report
+            throw error;
+          }
+          await file.close();
+          await fs.rename(temp, target);
+          await fs.syncDir(dir);
+        } catch (error) {
+          // Best effort: a temp file left behind is deleted on the next open.
+          await fs.remove(temp).catch(() => undefined);
+          throw error;
+        }
+      },
+      {
+        transient: (error) => diskFullCode(error) === null,
+        onRetry: (error, attempt) => deps.onRetry(target, attempt, error),
+      },
+    );
+  } catch (error) {
+    const full = diskFullCode(error);
+    if (full !== null) {
+      const temp = join(dir, tempName(sequence, attempts));
+      throw new RawSinkError(
+        'TWG_RAW_WRITE_FAILED',
+        `the disk is full (${full}) writing ${temp}: free space on the file system of ${dir}, ` +
+          'then reopen the sink; nothing of this segment was confirmed, so its batches replay ' +
+          `(not retried: every attempt would fill the disk again) [${reasonOf(error)}]`,
+        { file: target },
+        error,
+      );
     }
+    throw new RawSinkError(
+      'TWG_RAW_WRITE_FAILED',
+      `could not be made durable after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${reasonOf(error)}`,
+      { file: target },
+      error,
+    );
   }
 }

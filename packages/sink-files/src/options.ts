@@ -7,10 +7,10 @@ import {
   isSinkId,
   type ConfirmTarget,
   type OffsetSpan,
+  type RetryPolicy,
   type SinkId,
 } from '@thalweg/connector-core';
 import { z } from 'zod';
-import type { RetryPolicy } from './backoff.js';
 import { reasonOf } from './errors.js';
 import { nodeSegmentFs, type SegmentFs } from './segment-fs.js';
 
@@ -76,7 +76,8 @@ export interface RawSegmentSinkOptions {
   readonly fs?: SegmentFs;
   /** Retries of a failed segment write. Default 5 attempts from 10 ms, capped at 1 s. */
   readonly retry?: {
-    readonly attempts?: number;
+    /** Attempts in all, the first included (>= 1). */
+    readonly maxAttempts?: number;
     readonly baseDelayMs?: number;
     readonly maxDelayMs?: number;
   };
@@ -126,7 +127,7 @@ const int = (min: number, max: number, fallback: number) =>
 /**
  * The options, validated at the edge: strict, so a misspelt knob (such as
  * `waitPerBatch`) is refused rather than left at its default; a refusal
- * names the path, `rawSegments.retry.attempts`.
+ * names the path, `rawSegments.retry.maxAttempts`.
  */
 const rawSegmentSinkOptionsSchema = z
   .strictObject({
@@ -148,7 +149,7 @@ const rawSegmentSinkOptionsSchema = z
       .optional(),
     retry: z
       .strictObject({
-        attempts: int(1, 1000, 5),
+        maxAttempts: int(1, 1000, 5),
         baseDelayMs: int(0, MAX_DELAY, 10),
         maxDelayMs: int(0, MAX_DELAY, 1000),
       })
@@ -214,7 +215,7 @@ export function describeOptions(o: ResolvedOptions): string[] {
     `maxQueuedBatches=${o.maxQueuedBatches}`,
     `maxQueuedBytes=${o.maxQueuedBytes}`,
     `readChunkRecords=${o.readChunkRecords}`,
-    `retry.attempts=${o.retry.attempts}`,
+    `retry.maxAttempts=${o.retry.maxAttempts}`,
     `retry.baseDelayMs=${o.retry.baseDelayMs}`,
     `retry.maxDelayMs=${o.retry.maxDelayMs}`,
     `fs=${o.fs === nodeSegmentFs ? 'node' : 'injected'}`,

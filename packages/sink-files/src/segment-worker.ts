@@ -16,7 +16,7 @@
  */
 import { join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
-
+import { SubmitQueue } from '@thalweg/connector-core';
 import { RawSinkError, reasonOf } from './errors.js';
 import type { PackedBatch } from './packed-batch.js';
 import { MANIFEST_FILE, ManifestAppender } from './raw-manifest.js';
@@ -24,7 +24,6 @@ import { commitSegment } from './segment-commit.js';
 import { packedSegmentChunks, type SegmentChunks } from './segment-codec.js';
 import { nodeSegmentFs } from './segment-fs.js';
 import { segmentName } from './segment-name.js';
-import { SubmitQueue } from './submit-queue.js';
 import {
   WORKER_PROTOCOL,
   type FromWorker,
@@ -44,8 +43,11 @@ const port =
   })();
 const init = workerData as WorkerInit;
 const post = (message: FromWorker): void => port.postMessage(message);
-// Unbounded here: the sink's thread bounds what it sends (inflight-window.ts).
-const queue = new SubmitQueue<Queued>(Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
+// Unbounded here: the sink's thread sends one burst at a time (worker-writer.ts).
+const queue = new SubmitQueue<Queued>({
+  maxItems: Number.MAX_SAFE_INTEGER,
+  maxBytes: Number.POSITIVE_INFINITY,
+});
 
 port.on('message', (message: ToWorker) => {
   switch (message.type) {

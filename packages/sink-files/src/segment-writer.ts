@@ -1,5 +1,5 @@
 import type { Confirm, SourceBatch } from '@thalweg/connector-core';
-import type { LaneCounts } from './ack-lane.js';
+import type { LaneCounts } from './raw-lane.js';
 
 /**
  * What the sink drives: a writer that takes checked batches, makes them

@@ -1,4 +1,4 @@
-import type { RetryPolicy } from './backoff.js';
+import type { RetryPolicy } from '@thalweg/connector-core';
 import type { PackedBatch } from './packed-batch.js';
 import type { SegmentLayout } from './segment-layout.js';
 

@@ -1,12 +1,10 @@
 import { Worker } from 'node:worker_threads';
-import type { Confirm, SourceBatch } from '@thalweg/connector-core';
-import { AckLane, type Accepted, type LaneCounts } from './ack-lane.js';
+import type { BurstContext, Confirm, SourceBatch } from '@thalweg/connector-core';
 import { BatchPacker } from './batch-packer.js';
 import { BufferPool } from './buffer-pool.js';
 import { RawSinkError, reasonOf } from './errors.js';
-import { InflightWindow } from './inflight-window.js';
 import { pooledBytes, type ResolvedOptions } from './options.js';
-import type { PackedBatch } from './packed-batch.js';
+import { RawLane, type Accepted, type LaneCounts } from './raw-lane.js';
 import type { SegmentIndex } from './segment-index.js';
 import { segmentWorkerEntry, segmentWorkerEntryExists } from './segment-worker-entry.js';
 import type { SegmentWriter } from './segment-writer.js';
@@ -17,52 +15,59 @@ import {
   type WorkerInit,
 } from './worker-protocol.js';
 
+type DurableReport = Extract<FromWorker, { type: 'durable' }>;
+
 /**
  * `writer: 'worker'` (the default): the submitting thread only checks and
- * packs each batch (batch-packer.ts) and transfers its one buffer to a
- * writer thread (segment-worker.ts), which builds the envelopes, encodes
- * the segments, group-commits and makes them durable. The work that scales
- * with the bytes (encoding, copying into the segment, the write) leaves
- * the thread the source and the pipeline run on.
+ * packs each batch (batch-packer.ts) and queues it on raw's ack lane; the
+ * lane's durable step hands each burst (one segment's worth) to a writer
+ * thread (segment-worker.ts), transferring the buffers, and waits for the
+ * thread to report it durable. The thread builds the envelopes, encodes the
+ * segment, group-commits and makes it durable, so the work that scales with
+ * the bytes (encoding, copying into the segment, the write) leaves the
+ * thread the source and the pipeline run on, while that thread packs the
+ * next burst.
  *
  * The guarantees are the inline writer's:
  * - A batch counts against `maxQueuedBatches`/`maxQueuedBytes` from
- *   admission until the worker reports its segment durable; a full window
- *   makes `submit` wait, and admission is in call order.
- * - Batches reach the worker in admission order, the worker writes them in
- *   that order, and reports each durable segment with how many of the
- *   oldest outstanding batches it holds. Only then does this thread index
- *   the segment and apply the confirmations, in order (the ack lane).
+ *   admission until the thread reports its segment durable (the lane counts
+ *   until released); a full lane makes `submit` wait, and admission is in
+ *   call order.
+ * - The thread writes a burst in order and reports each durable segment
+ *   with how many of the burst's batches it holds. Only then does this
+ *   thread index the segment and the lane apply the confirmations, in order.
  * - A write that fails through its retries, a thread that throws or exits
  *   on its own, fails the sink: flush, close and submit reject with an
  *   error naming the segment file or the exit, and what the thread held is
  *   never confirmed.
  *
  * The thread is unref'd while it holds nothing, so an idle sink does not
- * keep the process alive; while batches are outstanding it is ref'd, as a
+ * keep the process alive; while a burst is outstanding it is ref'd, as a
  * pending file write would be.
  */
 export class WorkerWriter implements SegmentWriter {
-  private readonly ack: AckLane;
-  private readonly window: InflightWindow;
+  private readonly raw: RawLane;
   private readonly packer: BatchPacker;
   private readonly pool: BufferPool;
-  /** Batches handed to the worker and not yet reported durable, oldest first. */
-  private outstanding: Accepted[] = [];
-  /** Durable reports and the failure, applied one after another. */
-  private acking: Promise<void> = Promise.resolve();
-  private failure: Error | null = null;
+  private readonly done: Promise<void>;
+  /** Batches handed to the thread and not yet reported durable. */
+  private outstanding = 0;
+  /** Durable reports not yet taken by the step, and the step waiting for one. */
+  private readonly reports: DurableReport[] = [];
+  private reportWaiter: { resolve: () => void; reject: (e: Error) => void } | null = null;
+  private failure: RawSinkError | null = null;
   private ending = false;
+  /** The thread was told to end: its exit is expected once it reported all it held. */
+  private endPosted = false;
   private alive = true;
   private readonly exited: Promise<void>;
 
   private constructor(
-    private readonly o: ResolvedOptions,
+    o: ResolvedOptions,
     index: SegmentIndex,
     private readonly worker: Worker,
   ) {
-    this.ack = new AckLane(o, index);
-    this.window = new InflightWindow(o.maxQueuedBatches, o.maxQueuedBytes);
+    this.raw = new RawLane(o, index, 'released');
     this.pool = new BufferPool(pooledBytes(o));
     this.packer = new BatchPacker(o.cluster, this.pool);
     worker.on('message', (message: FromWorker) => this.receive(message));
@@ -71,7 +76,7 @@ export class WorkerWriter implements SegmentWriter {
         new RawSinkError(
           'TWG_RAW_WRITE_FAILED',
           `the segment writer thread for ${o.dir} threw: ${reasonOf(error)}; ` +
-            `${this.outstanding.length} batches it held were not made durable and are not confirmed`,
+            `${this.outstanding} batches it held were not made durable and are not confirmed`,
           {},
           error,
         ),
@@ -90,12 +95,12 @@ export class WorkerWriter implements SegmentWriter {
     this.exited = new Promise((resolve) =>
       worker.once('exit', (code) => {
         this.alive = false;
-        if (!this.ending || this.outstanding.length > 0) {
+        if (!this.endPosted || this.outstanding > 0) {
           this.fail(
             new RawSinkError(
               'TWG_RAW_WRITE_FAILED',
               `the segment writer thread for ${o.dir} exited with code ${code}; ` +
-                `${this.outstanding.length} batches it held were not made durable and are not confirmed`,
+                `${this.outstanding} batches it held were not made durable and are not confirmed`,
             ),
           );
         }
@@ -103,6 +108,21 @@ export class WorkerWriter implements SegmentWriter {
       }),
     );
     worker.unref();
+    this.done = this.raw.lane
+      .run((burst, ctx) => this.writeSegments(burst, ctx))
+      .catch((error: unknown) => {
+        // A bug here must fail the sink loudly, not leave flushes hanging.
+        this.fail(
+          error instanceof RawSinkError
+            ? error
+            : new RawSinkError(
+                'TWG_RAW_WRITE_FAILED',
+                `confirming failed: ${reasonOf(error)}`,
+                {},
+                error,
+              ),
+        );
+      });
   }
 
   /**
@@ -156,35 +176,32 @@ export class WorkerWriter implements SegmentWriter {
     return new WorkerWriter(o, index, worker);
   }
 
-  async submit(batch: SourceBatch, confirm: Confirm<'primary-raw'>): Promise<void> {
+  submit(batch: SourceBatch, confirm: Confirm<'primary-raw'>): Promise<void> {
     const { batch: packed, payloadBytes } = this.packer.pack(batch);
-    const accepted: Accepted = {
-      span: packed.span,
-      confirm,
-      records: packed.count,
-      bytes: packed.bytes,
-      payloadBytes,
-      submittedAt: Date.now(),
-    };
-    await this.window.enter(accepted.bytes, () => this.send(packed, accepted));
+    return this.raw.submit(packed, payloadBytes, confirm);
   }
 
   flush(): Promise<void> {
     if (this.failure !== null) return Promise.reject(this.failure);
-    return this.ack.flush(this.window.admitted);
+    return this.raw.lane.flush();
   }
 
   async end(): Promise<void> {
+    this.ending = true;
+    // Held until the thread exits, so an awaited close keeps the process alive.
+    this.worker.ref();
     if (this.failure === null) {
-      this.ending = true;
-      // Held until the thread exits, so an awaited close keeps the process alive.
-      this.worker.ref();
+      this.raw.lane.end();
+      await this.done;
+    }
+    if (this.failure === null) {
+      this.endPosted = true;
       this.post({ type: 'end' });
     } else {
       await this.worker.terminate();
     }
     await this.exited;
-    await this.acking;
+    await this.done;
   }
 
   get failed(): Error | null {
@@ -192,11 +209,11 @@ export class WorkerWriter implements SegmentWriter {
   }
 
   get queued(): { readonly items: number; readonly bytes: number } {
-    return this.window.size;
+    return this.raw.lane.size;
   }
 
   get counts(): LaneCounts {
-    return this.ack.counts;
+    return this.raw.counts;
   }
 
   /** Whether the writer thread still runs. */
@@ -209,11 +226,52 @@ export class WorkerWriter implements SegmentWriter {
     this.post({ type: 'test-exit', code });
   }
 
-  /** Admission (in order): hand the batch to the thread, transferring its buffer. */
-  private send(packed: PackedBatch, accepted: Accepted): void {
-    this.post({ type: 'batch', batch: packed }, [packed.buffer]);
-    if (this.outstanding.length === 0) this.worker.ref();
-    this.outstanding.push(accepted);
+  /**
+   * The durable step: hands the burst to the thread (transferring each
+   * buffer), then indexes and settles each segment the thread reports, in
+   * order, until the whole burst is durable.
+   */
+  private async writeSegments(
+    burst: readonly Accepted[],
+    ctx: BurstContext<number, Accepted>,
+  ): Promise<void> {
+    if (this.outstanding === 0) this.worker.ref();
+    for (const a of burst) {
+      this.post({ type: 'batch', batch: a.packed }, [a.packed.buffer]);
+      this.outstanding++;
+    }
+    let done = 0;
+    while (done < burst.length) {
+      const report = await this.nextReport();
+      if (report.batches < 1 || report.batches > burst.length - done) {
+        throw this.fail(
+          new RawSinkError(
+            'TWG_RAW_WRITE_FAILED',
+            `the writer thread reported ${report.batches} batches durable in ${report.file} ` +
+              `while ${burst.length - done} were outstanding`,
+          ),
+        );
+      }
+      const part = burst.slice(done, done + report.batches);
+      done += part.length;
+      this.outstanding -= part.length;
+      if (this.outstanding === 0 && !this.ending) this.worker.unref();
+      this.raw.indexed(report.file, report.sequence, report.layout, part);
+      const at = Date.now();
+      await ctx.settle(part.map((entry) => ({ entry, at })));
+    }
+  }
+
+  private nextReport(): Promise<DurableReport> {
+    return new Promise<DurableReport>((resolve, reject) => {
+      const take = (): void => {
+        const report = this.reports.shift();
+        if (report !== undefined) resolve(report);
+        else if (this.failure !== null) reject(this.failure);
+        else this.reportWaiter = { resolve: take, reject };
+      };
+      take();
+    });
   }
 
   private post(message: ToWorker, transfer: ArrayBuffer[] = []): void {
@@ -223,41 +281,15 @@ export class WorkerWriter implements SegmentWriter {
   private receive(message: FromWorker): void {
     switch (message.type) {
       case 'durable': {
-        if (message.batches < 1 || message.batches > this.outstanding.length) {
-          this.fail(
-            new RawSinkError(
-              'TWG_RAW_WRITE_FAILED',
-              `the writer thread reported ${message.batches} batches durable in ${message.file} ` +
-                `while ${this.outstanding.length} were outstanding`,
-            ),
-          );
-          return;
-        }
-        const burst = this.outstanding.splice(0, message.batches);
-        let bytes = 0;
-        for (const a of burst) bytes += a.bytes;
-        if (this.outstanding.length === 0 && !this.ending) this.worker.unref();
-        this.window.leave(burst.length, bytes);
-        this.acking = this.acking
-          .then(() => this.ack.durable(message.file, message.sequence, message.layout, burst))
-          .catch((error: unknown) => {
-            // A bug here must fail the sink loudly, not leave flushes hanging.
-            this.fail(
-              new RawSinkError(
-                'TWG_RAW_WRITE_FAILED',
-                `confirming ${message.file} failed: ${reasonOf(error)}`,
-                {},
-                error,
-              ),
-            );
-          });
+        this.reports.push(message);
+        this.wakeStep();
         return;
       }
       case 'recycle':
         for (const buffer of message.buffers) this.pool.give(buffer);
         return;
       case 'retry':
-        this.ack.retried(message.file, message.attempt, new Error(message.error));
+        this.raw.retried(message.file, message.attempt, new Error(message.error));
         return;
       case 'failed':
         this.fail(
@@ -274,19 +306,27 @@ export class WorkerWriter implements SegmentWriter {
     }
   }
 
+  private wakeStep(): void {
+    const waiter = this.reportWaiter;
+    this.reportWaiter = null;
+    waiter?.resolve();
+  }
+
   /**
    * The first failure stands: submits are refused and waiting ones rejected
    * at once, the thread is stopped, and what it held is dropped unconfirmed.
    * Segments it reported durable before the failure are still confirmed (in
    * order, ahead of the failure) because they are durable.
    */
-  private fail(error: RawSinkError): void {
-    if (this.failure !== null) return;
+  private fail(error: RawSinkError): RawSinkError {
+    if (this.failure !== null) return this.failure;
     this.failure = error;
-    this.window.fail(error);
-    this.outstanding = [];
+    void this.raw.fail(error);
     void this.worker.terminate();
-    this.acking = this.acking.then(() => this.ack.fail(error));
+    const waiter = this.reportWaiter;
+    this.reportWaiter = null;
+    waiter?.reject(error);
+    return error;
   }
 }
 

@@ -24,7 +24,7 @@ describe('writeSegmentDurably on a full disk', () => {
       {
         fs,
         dir,
-        retry: { attempts: 5, baseDelayMs: 0, maxDelayMs: 0 },
+        retry: { maxAttempts: 5, baseDelayMs: 0, maxDelayMs: 0 },
         onRetry: (_file, attempt) => retries.push(attempt),
       },
       7,
@@ -58,7 +58,7 @@ describe('writeSegmentDurably on a full disk', () => {
       {
         fs,
         dir,
-        retry: { attempts: 5, baseDelayMs: 0, maxDelayMs: 0 },
+        retry: { maxAttempts: 5, baseDelayMs: 0, maxDelayMs: 0 },
         onRetry: (_file, attempt) => retries.push(attempt),
       },
       1,

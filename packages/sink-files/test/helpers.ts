@@ -103,7 +103,7 @@ export async function openSink(
     confirm: recordingTarget(),
     log: quiet,
     writer: 'inline',
-    retry: { attempts: 3, baseDelayMs: 1, maxDelayMs: 2 },
+    retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 },
     ...options,
   });
 }

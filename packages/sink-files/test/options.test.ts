@@ -32,7 +32,7 @@ describe('RawSegmentSink options', () => {
     [{ maxQueuedBatches: 1.5 }, 'rawSegments.maxQueuedBatches'],
     [{ maxQueuedBytes: '1' }, 'rawSegments.maxQueuedBytes'],
     [{ readChunkRecords: -1 }, 'rawSegments.readChunkRecords'],
-    [{ retry: { attempts: 0 } }, 'rawSegments.retry.attempts'],
+    [{ retry: { maxAttempts: 0 } }, 'rawSegments.retry.maxAttempts'],
     [{ retry: { tries: 3 } }, 'rawSegments.retry.tries'],
     [{ fs: { list: () => [] }, writer: 'inline' }, 'rawSegments.fs.ensureDir'],
     [{ writer: 'threads' }, 'rawSegments.writer'],
@@ -57,7 +57,7 @@ describe('RawSegmentSink options', () => {
       log: (line) => lines.push(line),
     });
     expect(lines).toContain('thalweg sink-files raw: maxSegmentBytes=67108864');
-    expect(lines).toContain('thalweg sink-files raw: retry.attempts=5');
+    expect(lines).toContain('thalweg sink-files raw: retry.maxAttempts=5');
     expect(lines).toContain('thalweg sink-files raw: fs=node');
     expect(lines).toContain('thalweg sink-files raw: writer=worker');
     await sink.close();

@@ -43,7 +43,7 @@ async function runUntilCrash(
       fs,
       confirm: target,
       maxBatchesPerSegment: 3,
-      retry: { attempts: 2, baseDelayMs: 1, maxDelayMs: 1 },
+      retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 1 },
       onError: () => undefined,
     });
     for (const b of batches) {

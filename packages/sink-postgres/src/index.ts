@@ -2,7 +2,6 @@ export * from './errors.js';
 export * from './table-spec.js';
 export * from './pg-batch.js';
 export type { StatementShape } from './insert-plan.js';
-export type { RetryPolicy } from './backoff.js';
 export * from './classify-error.js';
 export { ensureTable, createTableSql } from './ensure-table.js';
 export type {

@@ -1,18 +1,18 @@
 import pg from 'pg';
-import type {
-  Confirm,
-  DurableGuarantee,
-  OffsetSpan,
-  Sink,
-  SinkDescriptor,
+import {
+  AckLane,
+  type BurstContext,
+  type Confirm,
+  type DurableGuarantee,
+  type OffsetSpan,
+  type Sink,
+  type SinkDescriptor,
 } from '@thalweg/connector-core';
-import { ConfirmLane } from './confirm-lane.js';
 import { ensureTable } from './ensure-table.js';
 import { PostgresSinkError } from './errors.js';
 import { InsertPlanner } from './insert-plan.js';
 import { checkSubmission, type PgBatch } from './pg-batch.js';
 import type { QueuedBatch } from './queued-batch.js';
-import { BatchQueue } from './batch-queue.js';
 import {
   describeOptions,
   resolveOptions,
@@ -32,13 +32,13 @@ export type PostgresSinkDescriptor = SinkDescriptor<DurableGuarantee> & {
 /**
  * A secondary sink writing rows to one PostgreSQL table, exactly once.
  *
- * `submit` checks the batch and queues it (a full queue makes it wait: the
- * backpressure). One background writer takes queued batches, several at a
- * time, and commits each group in ONE transaction holding their rows
- * (deduplicated on `_twg_record_id`) and, with `coverage`, their coverage.
- * Only after COMMIT does the confirmation lane apply each batch's
- * confirmation, in submission order, with durability `transaction-commit`;
- * it runs while the writer commits the next group, at most one group behind.
+ * `submit` checks the batch and queues it on the sink's ack lane (a full
+ * lane makes it wait: the backpressure). The lane takes queued batches,
+ * several at a time, and this sink's durable step commits each group in ONE
+ * transaction holding their rows (deduplicated on `_twg_record_id`) and,
+ * with `coverage`, their coverage. Only after COMMIT does the lane apply
+ * each batch's confirmation, in submission order, with durability
+ * `transaction-commit`, while the next group commits, at most one behind.
  *
  * Nothing is confirmed that did not commit. A failure the sink cannot retry
  * past leaves it FAILED: what committed before is confirmed, nothing after,
@@ -52,10 +52,9 @@ export class PostgresSink implements Sink<'secondary', PgBatch> {
   private readonly pool: pg.Pool;
   private readonly ownsPool: boolean;
   private readonly onError: (error: PostgresSinkError) => void;
-  private readonly queue: BatchQueue<QueuedBatch>;
   private readonly writer: TransactionWriter;
   private readonly counters = new SinkCounters();
-  private readonly lane: ConfirmLane;
+  private readonly lane: AckLane<number, 'secondary', QueuedBatch>;
   private readonly loop: Promise<void>;
   private nextSeq = 0;
   private failure: PostgresSinkError | null = null;
@@ -92,7 +91,22 @@ export class PostgresSink implements Sink<'secondary', PgBatch> {
       this.pool.on('error', () => undefined);
       this.ownsPool = true;
     }
-    this.queue = new BatchQueue(this.options.maxQueuedBatches);
+    this.lane = new AckLane<number, 'secondary', QueuedBatch>({
+      sink: id,
+      durability: 'transaction-commit',
+      target: options.confirm,
+      queue: { maxItems: this.options.maxQueuedBatches, maxBytes: Number.POSITIVE_INFINITY },
+      burst: { maxItems: this.options.maxBatchesPerTransaction },
+      onConfirmFailure: (e, queued) =>
+        this.report(
+          new PostgresSinkError(
+            'TWG_PG_SINK_CONFIRM_FAILED',
+            { table: this.table, span: queued.span },
+            `committed, but the confirmation target failed (coverage lags; a replay will repair it): ${e instanceof Error ? e.message : String(e)}`,
+            e,
+          ),
+        ),
+    });
     this.writer = new TransactionWriter({
       sink: id,
       table: this.table,
@@ -105,16 +119,10 @@ export class PostgresSink implements Sink<'secondary', PgBatch> {
       coverage: options.coverage,
       retry: this.options.retry,
       hooks: options.hooks,
-      counters: this.counters,
+      retries: this.lane.metrics.retries,
     });
-    this.lane = new ConfirmLane({
-      sink: id,
-      table: this.table,
-      target: options.confirm,
-      counters: this.counters,
-      report: (e) => this.report(e),
-    });
-    this.loop = this.run();
+    // The failure is kept (and reported) by the step; the lane has torn down.
+    this.loop = this.lane.run((group, ctx) => this.commit(group, ctx)).catch(() => undefined);
   }
 
   /** Builds the sink and runs `ensureTable`; a sink whose table is refused is closed again. */
@@ -162,15 +170,23 @@ export class PostgresSink implements Sink<'secondary', PgBatch> {
       this.options.table.columns.length,
       this.table,
     );
-    // The seq is taken and the push made in the same turn, and the queue is
+    // The seq is taken and the push made in the same turn, and the lane is
     // FIFO: commits and confirmations follow the order submit was called in.
-    const seq = this.nextSeq++;
-    await this.queue.push({ seq, batch, span, confirm, submittedAt: Date.now() });
+    const position = this.nextSeq++;
+    await this.lane.submit({
+      position,
+      batch,
+      span,
+      confirm,
+      records: batch.rows.length,
+      bytes: 0,
+      submittedAt: Date.now(),
+    });
   }
 
   /** Resolves once every batch submitted before the call is committed and confirmed. */
   flush(): Promise<void> {
-    return this.lane.settled(this.nextSeq);
+    return this.lane.flush();
   }
 
   /** Flushes, stops the writer and ends the pool if the sink created it. Idempotent. */
@@ -179,11 +195,11 @@ export class PostgresSink implements Sink<'secondary', PgBatch> {
     this.closing ??= (async () => {
       let failure: Error | null = null;
       try {
-        await this.lane.settled(this.nextSeq);
+        await this.lane.flush();
       } catch (e) {
         failure = e instanceof Error ? e : new Error(String(e));
       }
-      this.queue.end();
+      this.lane.end();
       await this.loop;
       if (this.ownsPool) await this.pool.end();
       if (failure !== null) throw failure;
@@ -192,7 +208,7 @@ export class PostgresSink implements Sink<'secondary', PgBatch> {
   }
 
   stats(): PostgresSinkStats {
-    return this.counters.snapshot(this.queue.size);
+    return this.counters.snapshot(this.lane.size.items, this.lane.metrics);
   }
 
   /** The failure that stopped the sink, or null while it is healthy. */
@@ -200,34 +216,32 @@ export class PostgresSink implements Sink<'secondary', PgBatch> {
     return this.failure;
   }
 
-  /** The writer: one group at a time, each committed before the next is taken. */
-  private async run(): Promise<void> {
+  /**
+   * The durable step: commits one group, each committed before the lane
+   * takes the next. A failure it cannot get past fails the sink (and ends
+   * the lane); nothing of the group after what committed is confirmed.
+   */
+  private async commit(
+    group: readonly QueuedBatch[],
+    ctx: BurstContext<number, QueuedBatch>,
+  ): Promise<void> {
+    let failure: PostgresSinkError | null;
     try {
-      for (;;) {
-        const group = await this.queue.take(this.options.maxBatchesPerTransaction);
-        if (group === null) break;
-        let failure: PostgresSinkError | null;
-        try {
-          failure = await this.writeGroup(group);
-        } catch (e) {
-          // Not a database failure (those come back as outcomes): a defect.
-          // Stop rather than guess; nothing of the group was confirmed.
-          const span = group[0]?.span;
-          failure = new PostgresSinkError(
-            'TWG_PG_SINK_FATAL',
-            { table: this.table, ...(span === undefined ? {} : { span }) },
-            `the writer failed unexpectedly: ${e instanceof Error ? e.message : String(e)}`,
-            e,
-          );
-        }
-        if (failure !== null) {
-          this.fail(failure);
-          break;
-        }
-      }
-    } finally {
-      if (this.failure !== null) await this.lane.fail(this.failure);
-      else await this.lane.drained();
+      failure = await this.writeGroup(group, ctx);
+    } catch (e) {
+      // Not a database failure (those come back as outcomes): a defect.
+      // Stop rather than guess; nothing of the group was confirmed.
+      const span = group[0]?.span;
+      failure = new PostgresSinkError(
+        'TWG_PG_SINK_FATAL',
+        { table: this.table, ...(span === undefined ? {} : { span }) },
+        `the writer failed unexpectedly: ${e instanceof Error ? e.message : String(e)}`,
+        e,
+      );
+    }
+    if (failure !== null) {
+      this.fail(failure);
+      throw failure;
     }
   }
 
@@ -236,7 +250,10 @@ export class PostgresSink implements Sink<'secondary', PgBatch> {
    * of several batches, each batch on its own, in order: that tells which
    * batch is poison, and commits every good batch before it.
    */
-  private async writeGroup(group: readonly QueuedBatch[]): Promise<PostgresSinkError | null> {
+  private async writeGroup(
+    group: readonly QueuedBatch[],
+    ctx: BurstContext<number, QueuedBatch>,
+  ): Promise<PostgresSinkError | null> {
     const outcome = await this.writer.write(group);
     if (outcome.kind === 'committed') {
       const rows = group.reduce((n, q) => n + q.batch.rows.length, 0);
@@ -245,17 +262,18 @@ export class PostgresSink implements Sink<'secondary', PgBatch> {
       this.counters.inserted.inc(outcome.inserted);
       this.counters.duplicates.inc(rows - outcome.inserted);
       this.counters.batchesPerTransaction.observe(group.length);
-      await this.lane.handOver(
-        group.map((queued, i) => ({
-          queued,
-          committed: { bytes: outcome.bytes[i] ?? 0, at: outcome.committedAt },
+      await ctx.settle(
+        group.map((entry, i) => ({
+          entry,
+          bytes: outcome.bytes[i] ?? 0,
+          at: outcome.committedAt,
         })),
       );
       return null;
     }
     if (outcome.failure === 'poison' && group.length > 1) {
       for (const queued of group) {
-        const failure = await this.writeGroup([queued]);
+        const failure = await this.writeGroup([queued], ctx);
         if (failure !== null) return failure;
       }
       return null;
@@ -266,14 +284,13 @@ export class PostgresSink implements Sink<'secondary', PgBatch> {
     if (this.options.onPoison === 'fail') return error;
     this.report(error);
     // Settled without a confirmation, in its place in the order: a gap.
-    await this.lane.handOver(group.map((queued) => ({ queued, committed: null })));
+    await ctx.settle(group.map((entry) => ({ entry, skipped: true })));
     return null;
   }
 
   private fail(error: PostgresSinkError): void {
     if (this.failure !== null) return;
     this.failure = error;
-    this.queue.fail(error);
     this.report(error);
   }
 

@@ -1,13 +1,13 @@
-import type { Confirm, OffsetSpan } from '@thalweg/connector-core';
+import type { Pending } from '@thalweg/connector-core';
 import type { PgBatch } from './pg-batch.js';
 
-/** A batch accepted by submit and not yet settled (confirmed, or skipped as poison). */
-export interface QueuedBatch {
-  /** Submission order: the order of commits and of confirmations. */
-  readonly seq: number;
+/**
+ * A batch accepted by submit and not yet settled (confirmed, or skipped as
+ * poison). Its position is its seq, the submission order: the order of
+ * commits and of confirmations. It costs the queue no bytes (the queue is
+ * bounded by batches; the encoded size is known only at commit, and goes in
+ * the receipt).
+ */
+export interface QueuedBatch extends Pending<number, 'secondary'> {
   readonly batch: PgBatch;
-  readonly span: OffsetSpan;
-  readonly confirm: Confirm<'secondary'>;
-  /** Milliseconds since the epoch when submit accepted the batch. */
-  readonly submittedAt: number;
 }

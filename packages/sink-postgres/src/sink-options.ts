@@ -6,10 +6,10 @@ import {
   parseConfig,
   type ConfirmTarget,
   type OffsetSpan,
+  type RetryPolicy,
   type SinkId,
 } from '@thalweg/connector-core';
 import type { PostgresCoverage } from '@thalweg/offset-store';
-import type { RetryPolicy } from './backoff.js';
 import type { PostgresSinkError } from './errors.js';
 import { z } from 'zod';
 import type { StatementShape } from './insert-plan.js';

@@ -1,4 +1,4 @@
-import { Counter, Histogram } from '@thalweg/connector-core';
+import { Counter, Histogram, type DeliveryMetrics } from '@thalweg/connector-core';
 
 /** A snapshot of what one sink has done, for its destination's metrics. */
 export interface PostgresSinkStats {
@@ -22,27 +22,29 @@ export interface PostgresSinkStats {
   readonly batchesPerTransaction: { readonly mean: number; readonly max: number };
 }
 
-/** The counters behind `PostgresSink.stats()`, owned by one sink: nothing is shared between sinks. */
+/**
+ * The counters behind `PostgresSink.stats()`, owned by one sink: nothing is
+ * shared between sinks. Retries and confirmation failures are the ack lane's
+ * (`DeliveryMetrics`), read at the snapshot.
+ */
 export class SinkCounters {
   readonly batches = new Counter();
   readonly transactions = new Counter();
   readonly inserted = new Counter();
   readonly duplicates = new Counter();
-  readonly retries = new Counter();
   readonly poisoned = new Counter();
-  readonly confirmFailures = new Counter();
   readonly batchesPerTransaction = Histogram.exponential(4096);
 
-  snapshot(queued: number): PostgresSinkStats {
+  snapshot(queued: number, delivery: DeliveryMetrics): PostgresSinkStats {
     const h = this.batchesPerTransaction;
     return {
       batches: this.batches.value,
       transactions: this.transactions.value,
       inserted: this.inserted.value,
       duplicates: this.duplicates.value,
-      retries: this.retries.value,
+      retries: delivery.retries.value,
       poisoned: this.poisoned.value,
-      confirmFailures: this.confirmFailures.value,
+      confirmFailures: delivery.confirmFailures.value,
       queued,
       batchesPerTransaction: { mean: h.count === 0 ? 0 : h.sum / h.count, max: h.max ?? 0 },
     };

@@ -1,6 +1,12 @@
 import type pg from 'pg';
-import { formatSpan, type OffsetSpan, type SinkId } from '@thalweg/connector-core';
-import { backoffDelay, sleep, type RetryPolicy } from './backoff.js';
+import {
+  formatSpan,
+  retrying,
+  type Counter,
+  type OffsetSpan,
+  type RetryPolicy,
+  type SinkId,
+} from '@thalweg/connector-core';
 import {
   classifyPgError,
   refusedColumn,
@@ -12,7 +18,6 @@ import { PostgresSinkError } from './errors.js';
 import type { InsertChunk, InsertPlanner } from './insert-plan.js';
 import type { QueuedBatch } from './queued-batch.js';
 import type { PostgresSinkHooks, TransactionalCoverage } from './sink-options.js';
-import type { SinkCounters } from './sink-stats.js';
 
 export type GroupOutcome =
   | {
@@ -40,7 +45,8 @@ export interface WriterDeps {
   readonly coverage: TransactionalCoverage | undefined;
   readonly retry: RetryPolicy;
   readonly hooks: PostgresSinkHooks | undefined;
-  readonly counters: SinkCounters;
+  /** The ack lane's retry counter: transactions run again after a transient failure. */
+  readonly retries: Counter;
 }
 
 /** An insert that failed, with the statement it ran, so a refused parameter can be located. */
@@ -72,21 +78,24 @@ export class TransactionWriter {
   async write(group: readonly QueuedBatch[]): Promise<GroupOutcome> {
     // Encoded once, before BEGIN: the transaction stays short, retries reuse it.
     const plan = this.deps.planner.plan(group.map((q) => q.batch));
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const inserted = await this.attempt(group, plan.chunks, attempt);
-        return { kind: 'committed', inserted, bytes: plan.bytes, committedAt: Date.now() };
-      } catch (e) {
-        const cause = e instanceof StatementFailure ? e.cause : e;
-        const failure = classifyPgError(cause);
-        if (failure === 'transient' && attempt < this.deps.retry.maxAttempts) {
-          this.deps.counters.retries.inc();
-          await sleep(backoffDelay(this.deps.retry, attempt));
-          continue;
-        }
-        const chunk = e instanceof StatementFailure ? e.chunk : null;
-        return { kind: 'failed', failure, error: cause, chunk, attempts: attempt };
-      }
+    let attempts = 0;
+    try {
+      const inserted = await retrying(
+        this.deps.retry,
+        (attempt) => {
+          attempts = attempt;
+          return this.attempt(group, plan.chunks, attempt);
+        },
+        {
+          transient: (e) => classifyPgError(causeOf(e)) === 'transient',
+          onRetry: () => this.deps.retries.inc(),
+        },
+      );
+      return { kind: 'committed', inserted, bytes: plan.bytes, committedAt: Date.now() };
+    } catch (e) {
+      const cause = causeOf(e);
+      const chunk = e instanceof StatementFailure ? e.chunk : null;
+      return { kind: 'failed', failure: classifyPgError(cause), error: cause, chunk, attempts };
     }
   }
 
@@ -201,6 +210,11 @@ export class TransactionWriter {
 }
 
 const guarded = new WeakSet<pg.PoolClient>();
+
+/** What PostgreSQL (or the socket) said, behind the statement that met it. */
+function causeOf(e: unknown): unknown {
+  return e instanceof StatementFailure ? e.cause : e;
+}
 
 /**
  * Only derived-coverage confirmations become coverage: a `none` confirmation

@@ -1,8 +1,16 @@
-import type { Confirm, ConfirmTarget, Lane, OffsetSpan, SinkId } from '@thalweg/connector-core';
+import {
+  AckLane,
+  backoffDelay,
+  retrying,
+  sleep,
+  type Confirm,
+  type ConfirmTarget,
+  type Lane,
+  type OffsetSpan,
+  type RetryPolicy,
+  type SinkId,
+} from '@thalweg/connector-core';
 import { StreamWatermarks } from '@thalweg/stream-arrow';
-import { runAckLane } from './ack-lane.js';
-import { backoffDelay, sleep, type BackoffPolicy } from './backoff.js';
-import { BoundedChannel } from './bounded-channel.js';
 import { ZerobusSinkError } from './errors.js';
 import type { PendingConfirm } from './pending-confirm.js';
 import { StreamMetrics } from './stream-metrics.js';
@@ -16,22 +24,27 @@ export interface StreamOptions<L extends Lane> {
   readonly factory: TransportFactory;
   readonly target: ConfirmTarget<L>;
   readonly channelCapacity: number;
-  readonly retry: BackoffPolicy & { readonly maxAttempts: number };
-  readonly rebuild: BackoffPolicy & { readonly maxAttempts: number };
+  readonly retry: RetryPolicy;
+  readonly rebuild: RetryPolicy;
   readonly onConfirmFailure: (error: unknown) => void;
 }
 
 interface Incarnation<L extends Lane> {
   readonly transport: ZerobusTransport;
-  readonly channel: BoundedChannel<PendingConfirm<L>>;
+  readonly lane: AckLane<number, L, PendingConfirm<L>>;
   readonly watermarks: StreamWatermarks;
-  readonly lane: Promise<void>;
+  /** The lane's run: resolves once stopped and drained, rejects with what ended it. */
+  readonly running: Promise<void>;
   failure: ZerobusSinkError | null;
 }
 
 /**
- * One Zerobus stream of a sink's pool, with its own channel, ack lane,
- * watermarks and metrics. Submits go through one ordered chain (the SDK can
+ * One Zerobus stream of a sink's pool, with its own ack lane (the delivery
+ * layer's: its bounded queue is the stream's channel), watermarks and
+ * metrics. The lane's durable step is one `waitForOffset` per burst, on the
+ * burst's largest offset: acknowledgement is cumulative, and the binding
+ * holds the stream's lock while it waits, so coalescing comes from placing
+ * ONE wait per burst. Submits go through one ordered chain (the SDK can
  * hand out offsets out of call order to concurrent calls). When the lane dies
  * of a permanent failure the stream is stale: the next submit (or flush)
  * opens a replacement within a bounded budget and replays, in order, every
@@ -73,7 +86,7 @@ export class ZerobusStream<L extends Lane> {
       if (!this.owes(upTo)) break;
       await Promise.race([
         new Promise<void>((wake) => this.drained.push({ upTo, wake })),
-        inc.lane.catch(() => undefined),
+        inc.running.catch(() => undefined),
       ]);
     }
   }
@@ -85,8 +98,8 @@ export class ZerobusStream<L extends Lane> {
       const inc = this.current;
       this.current = null;
       if (inc !== null) {
-        inc.channel.close(new ZerobusSinkError('poison-stream', 'stream closed'));
-        await inc.lane.catch(() => undefined);
+        await inc.lane.stop(new ZerobusSinkError('poison-stream', 'stream closed'));
+        await inc.running.catch(() => undefined);
         await inc.transport.close().catch(() => undefined);
       }
     }
@@ -136,31 +149,25 @@ export class ZerobusStream<L extends Lane> {
   /** Submits to the transport (retrying transient failures in place) and queues the confirmation. */
   private async hand(
     inc: Incarnation<L>,
-    pending: Omit<PendingConfirm<L>, 'offset'>,
+    pending: Omit<PendingConfirm<L>, 'position'>,
   ): Promise<void> {
     let offset: number;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        offset = await inc.transport.submit(pending.ipc);
-        break;
-      } catch (error) {
-        const failure = error instanceof ZerobusSinkError ? error.failure : 'poison-stream';
-        if (failure === 'transient' && attempt < this.options.retry.maxAttempts) {
-          this.metrics.retries.inc();
-          await sleep(backoffDelay(this.options.retry, attempt));
-          continue;
-        }
-        if (failure === 'poison-stream') this.markStale(inc, error);
-        if (failure === 'fatal-config') this.fatal = asError(error);
-        throw error;
-      }
+    try {
+      offset = await retrying(this.options.retry, () => inc.transport.submit(pending.ipc), {
+        transient,
+        onRetry: () => this.metrics.retries.inc(),
+      });
+    } catch (error) {
+      const failure = error instanceof ZerobusSinkError ? error.failure : 'poison-stream';
+      if (failure === 'poison-stream') this.markStale(inc, error);
+      if (failure === 'fatal-config') this.fatal = asError(error);
+      throw error;
     }
     inc.watermarks.submitted(offset);
-    this.metrics.pending.set(inc.watermarks.pending);
-    const entry: PendingConfirm<L> = { ...pending, offset };
+    const entry: PendingConfirm<L> = { ...pending, position: offset };
     this.unconfirmed.set(entry.seq, entry);
     try {
-      await inc.channel.push(entry);
+      await inc.lane.submit(entry);
     } catch (error) {
       // The lane died (of whatever class) while we waited for room: the entry
       // stays unconfirmed and is replayed, so for the caller it is accepted.
@@ -249,31 +256,37 @@ export class ZerobusStream<L extends Lane> {
       if (failure === 'fatal-config') this.fatal = asError(error);
       throw error;
     }
-    const channel = new BoundedChannel<PendingConfirm<L>>(this.options.channelCapacity);
     const watermarks = new StreamWatermarks();
-    const inc: Incarnation<L> = {
-      transport,
-      channel,
-      watermarks,
-      lane: Promise.resolve(),
-      failure: null,
-    };
-    const lane = runAckLane({
+    const lane = new AckLane<number, L, PendingConfirm<L>>({
       sink: this.options.sink,
-      transport,
-      channel,
-      watermarks,
+      durability: 'server-ack',
       target: this.options.target,
+      queue: { maxItems: this.options.channelCapacity, maxBytes: Number.POSITIVE_INFINITY },
       metrics: this.metrics,
-      retry: this.options.retry,
-      onConfirmed: (p) => {
+      onSettled: (p) => {
+        watermarks.delivered(p.position);
         this.unconfirmed.delete(p.seq);
         this.rebuildsInARow = 0;
         this.wakeFlushes();
       },
       onConfirmFailure: (e) => this.options.onConfirmFailure(e),
     });
-    (inc as { lane: Promise<void> }).lane = lane.catch((error: unknown) => {
+    const inc: Incarnation<L> = {
+      transport,
+      lane,
+      watermarks,
+      running: Promise.resolve(),
+      failure: null,
+    };
+    // Transient failures of the wait are retried on the same stream; anything
+    // else ends the lane (and makes the stream stale).
+    const run = lane.run((_burst, ctx) =>
+      retrying(this.options.retry, () => transport.waitForOffset(ctx.last), {
+        transient,
+        onRetry: () => ctx.metrics.retries.inc(),
+      }),
+    );
+    (inc as { running: Promise<void> }).running = run.catch((error: unknown) => {
       // A fatal-config failure that kills a live incarnation stays failed (no
       // rebuild); one from a lane already retired is only the echo of closing it.
       const fatal = error instanceof ZerobusSinkError && error.failure === 'fatal-config';
@@ -281,7 +294,7 @@ export class ZerobusStream<L extends Lane> {
       this.markStale(inc, error);
       throw error;
     });
-    inc.lane.catch(() => undefined);
+    inc.running.catch(() => undefined);
     this.current = inc;
     return inc;
   }
@@ -314,10 +327,15 @@ export class ZerobusStream<L extends Lane> {
       error instanceof ZerobusSinkError
         ? error
         : new ZerobusSinkError('poison-stream', 'ack lane failed', error);
-    this.metrics.poisoned.inc();
-    inc.channel.close(inc.failure);
+    // Counted once as poisoned by the lane (a lane already ended by its own
+    // failure has counted it).
+    void inc.lane.fail(inc.failure);
     for (const { wake } of this.drained.splice(0)) wake();
   }
+}
+
+function transient(error: unknown): boolean {
+  return error instanceof ZerobusSinkError && error.failure === 'transient';
 }
 
 function asError(error: unknown): ZerobusSinkError {

@@ -1,0 +1,335 @@
+import type { Confirm, ConfirmTarget, Lane } from '../confirm.js';
+import type { DurableKind } from '../durability.js';
+import { DeliveryError } from '../errors.js';
+import { formatSpan, type OffsetSpan } from '../offset-span.js';
+import type { SinkId } from '../sink-id.js';
+import { DeliveryMetrics } from './delivery-metrics.js';
+import { SubmitQueue, type QueueBounds, type Sized } from './submit-queue.js';
+
+/** Where a batch stands in its lane's order: an offset, a sequence number. */
+export type Position = number | bigint;
+
+/** One batch on a lane, from acceptance to confirmation. */
+export interface Pending<P extends Position, L extends Lane> extends Sized {
+  /** Strictly ascending in submission order: the order of confirmation. */
+  readonly position: P;
+  readonly confirm: Confirm<L>;
+  readonly span: OffsetSpan;
+  readonly records: number;
+  /** The receipt's bytes when they differ from the queue's cost `bytes`. */
+  readonly receiptBytes?: number;
+  /** Milliseconds since the epoch when the sink accepted the batch. */
+  readonly submittedAt: number;
+}
+
+/** How one batch of a burst left the durable step. */
+export interface Settlement<E> {
+  readonly entry: E;
+  /** Set aside (a poison batch a sink skips): settled in its place, never confirmed. */
+  readonly skipped?: boolean;
+  /** The receipt's bytes, known only after the step (an encoded size). */
+  readonly bytes?: number;
+  /** When the step made it durable; when it was handed over otherwise. */
+  readonly at?: number;
+}
+
+/** What a durable step knows of the burst it makes durable. */
+export interface BurstContext<P extends Position, E> {
+  /** The burst's largest position: one wait on it covers the whole burst. */
+  readonly last: P;
+  readonly metrics: DeliveryMetrics;
+  /**
+   * Hands the next batches of the burst (in order) to the confirmations
+   * before the step is over, when it made them durable one by one. What the
+   * step did not hand over is settled as durable once it resolves.
+   */
+  settle(settled: readonly Settlement<E>[]): Promise<void>;
+}
+
+/**
+ * A sink's own durability step: resolves once every batch of `burst` is
+ * durable (fsync + rename, COMMIT, a server's acknowledgement); throws when
+ * it cannot be made so, which ends the lane. It never confirms anything.
+ */
+export type DurableStep<P extends Position, E> = (
+  burst: readonly E[],
+  context: BurstContext<P, E>,
+) => Promise<void>;
+
+export interface AckLaneOptions<L extends Lane, E> {
+  readonly sink: SinkId;
+  /** The durability the receipts state: what the sink's step guarantees. */
+  readonly durability: DurableKind;
+  readonly target: ConfirmTarget<L>;
+  /**
+   * What the lane holds before `submit` waits (`offer` refuses). With
+   * `countUntil: 'released'` a batch counts until its step made it durable,
+   * not only until the lane took it.
+   */
+  readonly queue: QueueBounds;
+  /** The most one burst takes; everything queued when absent. */
+  readonly burst?: Partial<QueueBounds>;
+  /** The lane's own metrics (a stream's, kept across the lanes it runs). */
+  readonly metrics?: DeliveryMetrics;
+  /** A confirmation target that threw: the batch is durable, acting on it failed. */
+  readonly onConfirmFailure?: (error: unknown, entry: E) => void;
+  /** After each batch settled (confirmed, failed to confirm, or skipped), in order. */
+  readonly onSettled?: (entry: E) => void;
+}
+
+/**
+ * The one ack lane under every sink. `submit` queues a batch (bounded: a
+ * full lane makes it wait); `run` drains the queue in bursts, has the sink's
+ * durable step make each burst durable with ONE wait (on the largest
+ * position), then applies the confirmations in ascending order while the
+ * step works on the next burst, at most one burst behind. This is the only
+ * place a sink's confirmations are applied, and only after its step said
+ * durable.
+ *
+ * A confirmation target that throws does not stop the lane: the batch IS
+ * durable, only acting on it failed, so a position or coverage lags (a
+ * replay later), which is safe. A step that throws ends the lane: what it
+ * had handed over is still confirmed, nothing after it, and every waiting
+ * and later `submit` and `flush` rejects with the failure.
+ */
+export class AckLane<P extends Position, L extends Lane, E extends Pending<P, L> = Pending<P, L>> {
+  readonly metrics: DeliveryMetrics;
+  private readonly queue: SubmitQueue<E>;
+  private tail: Promise<void> = Promise.resolve();
+  private failure: Error | null = null;
+  private running = false;
+  private lastSubmitted: P | null = null;
+  private lastHanded: P | null = null;
+  private deliveredAt: P | null = null;
+  private settledCount = 0;
+  private waiters: {
+    readonly upTo: number;
+    readonly resolve: () => void;
+    readonly reject: (e: Error) => void;
+  }[] = [];
+
+  constructor(private readonly options: AckLaneOptions<L, E>) {
+    this.queue = new SubmitQueue<E>(options.queue);
+    this.metrics = options.metrics ?? new DeliveryMetrics();
+  }
+
+  /** Resolves once the batch is queued (not durable); waits while the lane is full. */
+  submit(entry: E): Promise<void> {
+    const refused = this.refuse(entry);
+    if (refused !== null) return Promise.reject(refused);
+    this.lastSubmitted = entry.position;
+    const admitted = this.queue.push(entry);
+    this.gauge();
+    return admitted;
+  }
+
+  /** Queues the batch only if it fits now; false when the lane is full, ended or failed. */
+  offer(entry: E): boolean {
+    if (this.refuse(entry) !== null || !this.queue.offer(entry)) return false;
+    this.lastSubmitted = entry.position;
+    this.gauge();
+    return true;
+  }
+
+  /**
+   * Drives the lane with the sink's durable step until `end` and drained,
+   * or `fail`. Rejects with the step's failure once the lane is torn down.
+   */
+  async run(step: DurableStep<P, E>): Promise<void> {
+    if (this.running) throw new DeliveryError('TWG_DELIVERY_ENDED', 'the lane already runs');
+    this.running = true;
+    const burst = this.options.burst;
+    try {
+      for (;;) {
+        const taken = await this.queue.take(burst?.maxItems, burst?.maxBytes);
+        if (taken === null) break;
+        await this.deliver(taken, step);
+      }
+      await this.tail;
+    } catch (error) {
+      await this.fail(error instanceof Error ? error : new Error(String(error)));
+      throw error;
+    }
+  }
+
+  /** Resolves once every batch submitted before the call is settled; rejects once the lane failed. */
+  flush(): Promise<void> {
+    if (this.failure !== null) return Promise.reject(this.failure);
+    const upTo = this.queue.offered;
+    if (this.settledCount >= upTo) return Promise.resolve();
+    return new Promise((resolve, reject) => this.waiters.push({ upTo, resolve, reject }));
+  }
+
+  /** No more submits: `run` resolves once what is queued is settled. */
+  end(): void {
+    this.queue.end();
+  }
+
+  /**
+   * Ends the lane (the first failure stands): refuses what is queued and
+   * every later submit, waits for the confirmations already handed over,
+   * then rejects every flush they do not cover. Counted as poisoned.
+   */
+  fail(error: Error): Promise<void> {
+    return this.tearDown(error, true);
+  }
+
+  /**
+   * Ends the lane at once, not as a failure (its owner closed it): what is
+   * queued is dropped unconfirmed and waiting submits and flushes reject
+   * with `reason`; a burst whose step is under way still settles.
+   */
+  stop(reason: Error): Promise<void> {
+    return this.tearDown(reason, false);
+  }
+
+  get failed(): Error | null {
+    return this.failure;
+  }
+
+  /** The largest position confirmed (or skipped) so far: the delivered watermark. */
+  get delivered(): P | null {
+    return this.deliveredAt;
+  }
+
+  /** Batches settled since the lane was created. */
+  get settled(): number {
+    return this.settledCount;
+  }
+
+  get size(): { readonly items: number; readonly bytes: number; readonly waiting: number } {
+    return this.queue.size;
+  }
+
+  /** Queue fill, 0..1. */
+  fill(): number {
+    return this.queue.fill();
+  }
+
+  private async tearDown(error: Error, poisoned: boolean): Promise<void> {
+    if (this.failure !== null) return this.tail;
+    this.failure = error;
+    if (poisoned) this.metrics.poisoned.inc();
+    this.queue.fail(error);
+    await this.tail;
+    for (const w of this.waiters.splice(0)) w.reject(error);
+  }
+
+  private refuse(entry: E): Error | null {
+    if (this.failure !== null) return this.failure;
+    const last = this.lastSubmitted;
+    if (last !== null && !(entry.position > last)) {
+      return new DeliveryError(
+        'TWG_DELIVERY_OUT_OF_ORDER',
+        `position ${String(entry.position)} submitted after ${String(last)}: a lane's positions ascend`,
+      );
+    }
+    return null;
+  }
+
+  private async deliver(burst: readonly E[], step: DurableStep<P, E>): Promise<void> {
+    const last = burst[burst.length - 1];
+    if (last === undefined) return;
+    this.metrics.coalesce.observe(burst.length);
+    let handed = 0;
+    await step(burst, {
+      last: last.position,
+      metrics: this.metrics,
+      settle: (settled) => {
+        settled.forEach((s, i) => {
+          if (s.entry !== burst[handed + i]) {
+            throw new DeliveryError(
+              'TWG_DELIVERY_OUT_OF_ORDER',
+              `a step settled ${formatEntry(s.entry)} out of its burst's order`,
+            );
+          }
+        });
+        handed += settled.length;
+        return this.handOver(settled);
+      },
+    });
+    if (handed < burst.length) {
+      const at = Date.now();
+      await this.handOver(burst.slice(handed).map((entry) => ({ entry, at })));
+    }
+  }
+
+  /**
+   * Queues the confirmations of durable batches behind those still being
+   * applied. Resolves once the PREVIOUS hand-over is applied: at most one
+   * waits, so a slow confirmation target slows the step instead of piling up.
+   */
+  private async handOver(settled: readonly Settlement<E>[]): Promise<void> {
+    for (const { entry } of settled) {
+      if (this.lastHanded !== null && !(entry.position > this.lastHanded)) {
+        throw new DeliveryError(
+          'TWG_DELIVERY_OUT_OF_ORDER',
+          `${formatEntry(entry)} settled after position ${String(this.lastHanded)}`,
+        );
+      }
+      this.lastHanded = entry.position;
+    }
+    let bytes = 0;
+    for (const { entry } of settled) bytes += entry.bytes;
+    this.queue.release(settled.length, bytes);
+    await this.tail;
+    this.tail = this.applyInOrder(settled);
+  }
+
+  private async applyInOrder(settled: readonly Settlement<E>[]): Promise<void> {
+    const o = this.options;
+    for (const s of settled) {
+      const entry = s.entry;
+      const confirmedAt = s.at ?? Date.now();
+      if (s.skipped !== true) {
+        this.metrics.deliveryLatencyMs.observe(confirmedAt - entry.submittedAt);
+        try {
+          await o.target.apply(entry.confirm, {
+            sink: o.sink,
+            span: entry.span,
+            durability: o.durability,
+            records: entry.records,
+            bytes: s.bytes ?? entry.receiptBytes ?? entry.bytes,
+            submittedAt: entry.submittedAt,
+            confirmedAt,
+          });
+        } catch (error) {
+          this.metrics.confirmFailures.inc();
+          try {
+            o.onConfirmFailure?.(error, entry);
+          } catch {
+            // A throwing observer (a logger) must not end the lane: the count above stands.
+          }
+        }
+      }
+      this.deliveredAt = entry.position;
+      this.settledCount++;
+      this.gauge();
+      try {
+        o.onSettled?.(entry);
+      } catch (error) {
+        // The sink's own bookkeeping failed: a defect. Stop loudly, not silently.
+        void this.fail(error instanceof Error ? error : new Error(String(error)));
+      }
+      this.wake();
+    }
+  }
+
+  private gauge(): void {
+    this.metrics.pending.set(this.queue.offered - this.settledCount);
+  }
+
+  private wake(): void {
+    if (this.waiters.length === 0) return;
+    const waiting = this.waiters;
+    this.waiters = [];
+    for (const w of waiting) {
+      if (w.upTo <= this.settledCount) w.resolve();
+      else this.waiters.push(w);
+    }
+  }
+}
+
+function formatEntry(entry: Pending<Position, Lane>): string {
+  return `position ${String(entry.position)} (${formatSpan(entry.span)})`;
+}

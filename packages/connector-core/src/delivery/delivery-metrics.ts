@@ -1,0 +1,25 @@
+import { Counter, Gauge } from '../metrics/counter.js';
+import { Histogram } from '../metrics/histogram.js';
+
+/**
+ * The metrics of one ack lane. Each lane owns its instance: nothing is
+ * shared between two lanes (raw and a secondary, or two streams of one
+ * sink), so a stalled secondary can neither delay raw's numbers nor hide
+ * in them.
+ */
+export class DeliveryMetrics {
+  /** Batches per durability wait: >> 1 under load means the lane pipelines, a steady 1 that it does not. */
+  readonly coalesce = Histogram.exponential(4096);
+  /** Batches handed to the lane and not yet settled (submitted - delivered). */
+  readonly pending = new Gauge();
+  /** Milliseconds from acceptance to durable confirmation, per batch. */
+  readonly deliveryLatencyMs = new Histogram([
+    1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 30000, 60000,
+  ]);
+  /** Durability steps retried after a transient failure (the lane carried on). */
+  readonly retries = new Counter();
+  /** Permanent failures that ended the lane: the cause signal a runbook branches on. */
+  readonly poisoned = new Counter();
+  /** Confirmations whose target threw after the durable step: lag, not loss. */
+  readonly confirmFailures = new Counter();
+}

@@ -1,0 +1,4 @@
+export * from './ack-lane.js';
+export * from './delivery-metrics.js';
+export * from './retry-policy.js';
+export * from './submit-queue.js';

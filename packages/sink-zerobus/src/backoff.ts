@@ -1,1 +1,0 @@
-export { backoffDelay, sleep, type BackoffPolicy } from '@thalweg/connector-core';
