@@ -48,7 +48,7 @@ async function rawSubject(
     confirm: target,
     writer,
     ...(writer === 'inline' ? { fs: faults.fs } : {}),
-    retry: { attempts: 3, baseDelayMs: 0, maxDelayMs: 0 },
+    retry: { maxAttempts: 3, baseDelayMs: 0, maxDelayMs: 0 },
     log: quiet,
   });
   return {
