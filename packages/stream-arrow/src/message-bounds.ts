@@ -15,13 +15,37 @@ import { ArrowBatchError } from './errors.js';
  */
 const MESSAGE = { headerType: 1, header: 2, customMetadata: 4 } as const;
 const SCHEMA = { fields: 1, customMetadata: 2, features: 3 } as const;
-const FIELD = { name: 0, type: 3, dictionary: 4, children: 5, customMetadata: 6 } as const;
+const FIELD = {
+  name: 0,
+  typeType: 2,
+  type: 3,
+  dictionary: 4,
+  children: 5,
+  customMetadata: 6,
+} as const;
 const BATCH = { nodes: 1, buffers: 2, compression: 3, variadic: 4 } as const;
 const DICTIONARY_DATA = 1;
 const FOOTER = { schema: 1, dictionaries: 2, recordBatches: 3, customMetadata: 4 } as const;
 /** File.fbs `Block`: offset i64, metaDataLength i32 (+4 padding), bodyLength i64. */
 const BLOCK_BYTES = 24;
 const MAX_DEPTH = 64;
+/** Schema.fbs `Type` tags up to LargeListView (26); 0 is NONE. */
+const LAST_TYPE_TAG = 26;
+/**
+ * Valid Arrow types this reader does not read: apache-arrow 21 cannot decode
+ * run-end encoded, list view and large list view columns, and large lists
+ * and the view types are not checked by decoded-batch-check.ts. They are
+ * refused from the schema, before any batch, as unsupported: never as
+ * corrupt, never decoded wrongly.
+ */
+const UNSUPPORTED_TYPES: Readonly<Record<number, string>> = {
+  21: 'LargeList',
+  22: 'RunEndEncoded',
+  23: 'BinaryView',
+  24: 'Utf8View',
+  25: 'ListView',
+  26: 'LargeListView',
+};
 
 export function checkMessageBounds(metadata: Uint8Array, offset: number): void {
   const reader = new Bounds(metadata, offset);
@@ -70,7 +94,8 @@ export function checkFooterBounds(
   };
 }
 
-class Bounds {
+/** A bounds-checked FlatBuffers walker over one flatbuffer; failures name `offset + position`. */
+export class Bounds {
   private readonly view: DataView;
 
   constructor(
@@ -116,6 +141,20 @@ class Bounds {
     return count;
   }
 
+  /** The element bytes of a vector field, or undefined when the field is absent. */
+  vectorBytes(
+    table: number,
+    slot: number,
+    elementSize: number,
+    what: string,
+  ): Uint8Array | undefined {
+    const at = this.field(table, slot);
+    if (at === undefined) return undefined;
+    const count = this.vector(table, slot, elementSize, what);
+    const start = at + this.u32(at) + 4;
+    return this.bytes.subarray(start, start + count * elementSize);
+  }
+
   schema(table: number): void {
     this.vector(table, SCHEMA.customMetadata, 4, 'schema metadata');
     this.vector(table, SCHEMA.features, 8, 'schema features');
@@ -147,7 +186,8 @@ class Bounds {
     const start = at + this.u32(at) + 4;
     for (let i = 0; i < count; i++) {
       const field = this.table(start + 4 * i + this.u32(start + 4 * i), 'field');
-      this.vector(field, FIELD.name, 1, 'field name');
+      const name = this.vector(field, FIELD.name, 1, 'field name');
+      this.typeTag(field, name);
       this.vector(field, FIELD.customMetadata, 4, 'field metadata');
       this.child(field, FIELD.type, 'field type');
       this.child(field, FIELD.dictionary, 'field dictionary');
@@ -155,7 +195,23 @@ class Bounds {
     }
   }
 
-  private field(table: number, slot: number): number | undefined {
+  /** Refuses a type tag the format does not define (corrupt) or this reader does not read. */
+  private typeTag(field: number, nameLength: number): void {
+    const tag = this.u8Field(field, FIELD.typeType);
+    if (tag === 0 || tag > LAST_TYPE_TAG)
+      this.fail(field, `field type tag ${tag} is not an Arrow type`);
+    const unsupported = UNSUPPORTED_TYPES[tag];
+    if (unsupported === undefined) return;
+    const at = this.field(field, FIELD.name);
+    const start = at === undefined ? 0 : at + this.u32(at) + 4;
+    const name = new TextDecoder().decode(this.bytes.subarray(start, start + nameLength));
+    throw new ArrowBatchError('TWG_ARROW_IPC_UNSUPPORTED', `${unsupported} columns are not read`, {
+      field: name,
+      offset: this.offset + field,
+    });
+  }
+
+  field(table: number, slot: number): number | undefined {
     const vtable = table - this.view.getInt32(table, true);
     const size = this.view.getUint16(vtable, true);
     if (4 + 2 * slot + 2 > size) return undefined;
