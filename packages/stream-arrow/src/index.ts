@@ -28,3 +28,5 @@ export {
 } from './ipc-message-scan.js';
 export { IPC_FILE_HEAD, IPC_FILE_TAIL, ipcLayout, type IpcLayout } from './ipc-file-layout.js';
 export { schemaMessageFromFooter } from './footer-schema.js';
+/** The header tags of `ScannedMessage.headerType` (apache-arrow's enum, of Message.fbs). */
+export { MessageHeader } from 'apache-arrow';
