@@ -1,12 +1,10 @@
 import {
-  ArrowBatchError,
   IPC_FILE_TAIL,
   MessageHeader,
-  decodeIpcStream,
+  decodeIpcSchema,
   schemaMessageFromFooter,
 } from '@thalweg/stream-arrow';
-import { ipcBodyCodecs } from '@thalweg/wire-compression';
-import { RecordBatchReader, type Schema } from 'apache-arrow';
+import type { Schema } from 'apache-arrow';
 import { FileSourceError } from './errors.js';
 import type { OpenFile } from './file-access.js';
 import type { IpcReaderOptions } from './ipc-reader.js';
@@ -34,16 +32,12 @@ export interface FileSchema {
   readonly time: TimestampPlan | undefined;
 }
 
-const EOS = Uint8Array.of(0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0);
-
 /**
  * The file's schema: its first message, or for a file-format file whose
  * writer put the schema only in the footer, a schema message built from the
- * footer (stream-arrow's `schemaMessageFromFooter`). Checked by the same
- * decode as every batch: behind it an end-of-stream marker makes a stream
- * with no batch, which `decodeIpcStream` scans and bounds-checks in full
- * before it refuses it for holding no batch; only that refusal means the
- * schema is sound. Its types are then checked against what a row renders.
+ * footer (stream-arrow's `schemaMessageFromFooter`). Read by stream-arrow's
+ * `decodeIpcSchema`, the same reader as every batch (bounds, framing, types
+ * it does not read); its types are then checked against what a row renders.
  */
 export async function readSchema(
   file: OpenFile,
@@ -83,26 +77,16 @@ export async function readSchema(
     checkMessageOrder(name, head.header.headerType, at, true, layout.kind);
     return invalid(name, at, 'the stream does not start with a schema');
   }
-  const probe = new Uint8Array(placed.bytes.byteLength + EOS.byteLength);
-  probe.set(placed.bytes, 0);
-  probe.set(EOS, placed.bytes.byteLength);
-  try {
-    decodeIpcStream(probe, { codecs: ipcBodyCodecs });
-  } catch (cause) {
-    if (!(cause instanceof ArrowBatchError && cause.code === 'TWG_ARROW_IPC_BATCH_COUNT')) {
-      throw fromArrow(
-        cause,
-        name,
-        (offset) => (placed.exact ? placed.at + offset : placed.at),
-        placed.at,
-      );
-    }
-  }
   let schema: Schema;
   try {
-    schema = RecordBatchReader.from(probe).open().schema;
+    schema = decodeIpcSchema(placed.bytes);
   } catch (cause) {
-    return invalid(name, placed.at, `apache-arrow could not read the schema: ${String(cause)}`);
+    throw fromArrow(
+      cause,
+      name,
+      (offset) => (placed.exact ? placed.at + offset : placed.at),
+      placed.at,
+    );
   }
   const column = options.timestampColumn;
   return {

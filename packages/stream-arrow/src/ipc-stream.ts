@@ -1,4 +1,10 @@
-import { MessageHeader, RecordBatchStreamWriter, type RecordBatch } from 'apache-arrow';
+import {
+  MessageHeader,
+  RecordBatchReader,
+  RecordBatchStreamWriter,
+  type RecordBatch,
+  type Schema,
+} from 'apache-arrow';
 import { ArrowBatchError } from './errors.js';
 import { readIpcBatches, type DecodeOptions } from './ipc-batches.js';
 import { scanIpcStream } from './ipc-message-scan.js';
@@ -43,4 +49,31 @@ export function decodeIpcStream(bytes: Uint8Array, options: DecodeOptions = {}):
   const [batch] = readIpcBatches(bytes, messages, options);
   if (batch === undefined) throw new ArrowBatchError('TWG_ARROW_IPC_INVALID', 'no batch read');
   return batch;
+}
+
+/**
+ * The schema of an IPC stream that holds a schema message and no batch
+ * (what a reader that takes a file a message at a time starts from), checked
+ * as `decodeIpcStream` checks one: bounds, framing, types it does not read
+ * (TWG_ARROW_IPC_UNSUPPORTED). Any batch in the stream is refused.
+ */
+export function decodeIpcSchema(bytes: Uint8Array): Schema {
+  const messages = scanIpcStream(bytes);
+  const batch = messages.find((m) => m.headerType !== MessageHeader.Schema);
+  if (batch !== undefined) {
+    throw new ArrowBatchError('TWG_ARROW_IPC_BATCH_COUNT', 'a schema-only stream holds a batch', {
+      offset: batch.offset,
+    });
+  }
+  readIpcBatches(bytes, messages, {});
+  try {
+    return RecordBatchReader.from(bytes).open().schema;
+  } catch (cause) {
+    throw new ArrowBatchError(
+      'TWG_ARROW_IPC_INVALID',
+      `apache-arrow could not read the schema: ${cause instanceof Error ? cause.message : String(cause)}`,
+      { offset: 0 },
+      cause,
+    );
+  }
 }
