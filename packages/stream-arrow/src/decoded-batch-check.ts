@@ -27,10 +27,14 @@ export function checkDecodedBatch(batch: RecordBatch): void {
     }
     // The schema is the table's contract: nulls where it allows none are
     // refused, as the builder refuses them.
-    if (!field.nullable && !DataType.isNull(column.type) && column.nullCount > 0) {
-      broken(field.name, `holds ${column.nullCount} nulls in a non-nullable column`);
+    // A union has no validity of its own (its nullCount is its children's):
+    // its nulls are the rows whose chosen child value is null.
+    const nulls = DataType.isUnion(column.type)
+      ? checkUnion(field.name, column, column.type)
+      : (checkData(field.name, column), column.nullCount);
+    if (!field.nullable && !DataType.isNull(column.type) && nulls > 0) {
+      broken(field.name, `holds ${nulls} nulls in a non-nullable column`);
     }
-    checkData(field.name, column);
   });
 }
 
@@ -57,6 +61,10 @@ function checkData(name: string, column: Data): void {
     if (DataType.isUtf8(type) || DataType.isLargeUtf8(type)) checkUtf8(name, column, first, last);
   } else if (DataType.isList(type) || DataType.isMap(type)) {
     const child = only(name, column);
+    // A map's entries are a struct of a key and a value (Schema.fbs).
+    if (DataType.isMap(type) && !(DataType.isStruct(child.type) && child.children.length === 2)) {
+      broken(name, 'map entries are not a struct of a key and a value');
+    }
     checkOffsets(name, column, child.length);
     checkData(`${name}[]`, child);
   } else if (DataType.isFixedSizeList(type)) {
@@ -131,7 +139,8 @@ function checkUtf8(name: string, column: Data, first: number, last: number): voi
   }
 }
 
-function checkUnion(name: string, column: Data, type: Union): void {
+/** Checks a union column; returns its null rows. */
+function checkUnion(name: string, column: Data, type: Union): number {
   const n = column.length;
   const ids = column.typeIds as Int8Array | undefined;
   if (ids === undefined || ids.length < n) broken(name, 'type ids are shorter than the column');
@@ -140,17 +149,20 @@ function checkUnion(name: string, column: Data, type: Union): void {
   if (dense && (offsets === undefined || offsets.length < n)) {
     broken(name, 'union offsets are shorter than the column');
   }
-  for (let i = 0; i < n; i++) {
-    const child = column.children[type.typeIdToChildIndex[ids[i] ?? -1] ?? -1];
-    if (child === undefined) broken(name, `row ${i} has type id ${ids[i]}, not one of the union's`);
-    const at = dense ? (offsets?.[i] ?? -1) : i;
-    if (at < 0 || at >= child.length) broken(name, `row ${i} lies outside its union child`);
-  }
   type.children.forEach((field, i) => {
     const child = column.children[i];
     if (child === undefined) broken(`${name}.${field.name}`, 'union child is missing');
     checkData(`${name}.${field.name}`, child);
   });
+  let nulls = 0;
+  for (let i = 0; i < n; i++) {
+    const child = column.children[type.typeIdToChildIndex[ids[i] ?? -1] ?? -1];
+    if (child === undefined) broken(name, `row ${i} has type id ${ids[i]}, not one of the union's`);
+    const at = dense ? (offsets?.[i] ?? -1) : i;
+    if (at < 0 || at >= child.length) broken(name, `row ${i} lies outside its union child`);
+    if (!child.getValid(at)) nulls++;
+  }
+  return nulls;
 }
 
 function checkDictionary(name: string, column: Data): void {

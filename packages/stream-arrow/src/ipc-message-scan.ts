@@ -174,7 +174,12 @@ const MIN_ROW_BOUND = 1 << 20;
 
 function checkBatchShape(batch: BatchHeader, bodyLength: number, offset: number): void {
   const maxRows = Math.max(8 * bodyLength + 8, MIN_ROW_BOUND);
-  const counts = [batch.length, ...batch.nodes.flatMap((n) => [n.length, n.nullCount])];
+  // apache-arrow's writer writes a null count it has not computed as -1
+  // (its "unknown"), which its reader then counts from the bitmap.
+  const counts = [
+    batch.length,
+    ...batch.nodes.flatMap((n) => [n.length, n.nullCount === -1 ? 0 : n.nullCount]),
+  ];
   const bad = counts.find((n) => !Number.isSafeInteger(n) || n < 0 || n > maxRows);
   if (bad !== undefined)
     fail(offset, `a count of ${bad} rows does not fit a body of ${bodyLength} bytes`);
