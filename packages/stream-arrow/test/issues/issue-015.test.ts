@@ -1,4 +1,18 @@
-import type { RecordBatch } from 'apache-arrow';
+import {
+  DenseUnion,
+  Field,
+  Int32,
+  RecordBatch,
+  RecordBatchFileWriter,
+  RecordBatchStreamWriter,
+  Schema,
+  SparseUnion,
+  Struct,
+  Utf8,
+  makeBuilder,
+  makeData,
+  type Data,
+} from 'apache-arrow';
 import { describe, expect, it } from 'vitest';
 import { ArrowBatchError, decodeIpcStream, readIpcFileSegment } from '../../src/index.js';
 import { fixture } from '../fixtures.js';
@@ -63,4 +77,31 @@ describe('an IPC file with no record batch', () => {
     expect(readIpcFileSegment(fixture('no-batches-int.arrow'))).toEqual([]);
     expect(readIpcFileSegment(fixture('no-batches-utf8.arrow'))).toEqual([]);
   });
+});
+
+describe('unions whose children hold nulls (apache-arrow writes a sparse union so)', () => {
+  for (const Union of [SparseUnion, DenseUnion]) {
+    it(`${Union.name}: reads them, the nulls where the chosen child value is null`, () => {
+      const type = new Union(
+        [0, 1],
+        [new Field('i', new Int32(), true), new Field('s', new Utf8(), true)],
+      );
+      const builder = makeBuilder({
+        type,
+        nullValues: [null],
+        valueToChildTypeId: (_: unknown, v: unknown) => (typeof v === 'string' ? 1 : 0),
+      } as Parameters<typeof makeBuilder>[0]);
+      for (const v of [5, 'b', null, 7]) builder.append(v);
+      const column = builder.finish().flush() as Data;
+      const schema = new Schema([new Field('u', type, true)]);
+      const batch = new RecordBatch(
+        schema,
+        makeData({ type: new Struct(schema.fields), length: 4, nullCount: 0, children: [column] }),
+      );
+      const stream = RecordBatchStreamWriter.writeAll([batch]).toUint8Array(true);
+      expect(values(decodeIpcStream(stream), 0)).toEqual([5, 'b', null, 7]);
+      const file = RecordBatchFileWriter.writeAll([batch]).toUint8Array(true);
+      expect(values(readIpcFileSegment(file)[0]!, 0)).toEqual([5, 'b', null, 7]);
+    });
+  }
 });
