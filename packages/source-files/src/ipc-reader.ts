@@ -1,23 +1,20 @@
-import { ArrowBatchError, decodeIpcStream } from '@thalweg/stream-arrow';
-import { RecordBatchReader, type Data, type RecordBatch, type Schema } from 'apache-arrow';
-import { FileSourceError, readFailed } from './errors.js';
-import { readFully, type OpenFile } from './file-access.js';
-import { schemaMessageFromFooter } from './footer-schema.js';
+import { MessageHeader, decodeIpcStream } from '@thalweg/stream-arrow';
+import { ipcBodyCodecs } from '@thalweg/wire-compression';
+import type { Data, RecordBatch } from 'apache-arrow';
+import { FileSourceError } from './errors.js';
+import type { OpenFile } from './file-access.js';
+import { readSchema, type FileSchema } from './ipc-file-schema.js';
 import {
-  FILE_TAIL,
-  HEADER_RECORD_BATCH,
-  HEADER_SCHEMA,
-  PREFIX_BYTES,
+  changed,
   checkMessageOrder,
+  fromArrow,
   invalid,
-  ipcLayout,
-  messageHeader,
-  messagePrefix,
+  layoutOf,
+  readAt,
+  readHead,
   type IpcLayout,
-  type MessageHeader,
-} from './ipc-framing.js';
+} from './ipc-messages.js';
 import { END_OF_FILE, NEED_READ, type FileRecord, type FileRecordReader } from './record-reader.js';
-import { planRows, planTimestamp, type RowPlan, type TimestampPlan } from './row-json.js';
 
 export interface IpcReaderOptions {
   readonly name: string;
@@ -34,19 +31,6 @@ export interface IpcStart {
   readonly skipRows: number;
 }
 
-/** The file's schema message and what it decides: how a row renders, where its time is. */
-interface FileSchema {
-  readonly bytes: Uint8Array;
-  /** Where the schema is: its message, or the footer it was built from. */
-  readonly at: number;
-  /** False for a schema built from the footer: an offset in it is not a file position. */
-  readonly exact: boolean;
-  /** Where the first message after the schema starts. */
-  readonly batchesAt: number;
-  readonly rows: RowPlan;
-  readonly time: TimestampPlan | undefined;
-}
-
 interface CurrentBatch {
   readonly at: number;
   readonly rows: number;
@@ -55,15 +39,14 @@ interface CurrentBatch {
   readonly time: ((row: number) => number | null) | undefined;
 }
 
-const EOS = Uint8Array.of(0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0);
-
 /**
  * The rows of one Arrow IPC file (stream or file format), one record batch
  * message in memory at a time. Each batch is checked in full before a row
  * of it is yielded: the message is put behind the file's schema as a
  * one-batch stream and decoded by stream-arrow's `decodeIpcStream`, which
- * bounds-checks the metadata, refuses compressed bodies and dictionaries,
- * and checks every column's buffers, offsets, nulls and UTF-8. A corrupt
+ * bounds-checks the metadata, decompresses LZ4 and ZSTD bodies (with the
+ * codecs of @thalweg/wire-compression), and checks every column's buffers,
+ * offsets, nulls and UTF-8. A corrupt
  * file fails with its name and the byte position of the bad message.
  */
 export class IpcReader implements FileRecordReader {
@@ -106,7 +89,7 @@ export class IpcReader implements FileRecordReader {
     const tail = new Uint8Array(Math.min(10, size));
     let read = await readAt(file, name, probe, 0);
     read += await readAt(file, name, tail, size - tail.byteLength);
-    const layout = ipcLayout(name, size, probe, tail);
+    const layout = layoutOf(name, size, probe, tail);
     const { schema, bytesRead } = await readSchema(file, options, layout);
     const reader = new IpcReader(file, options, layout, schema, start);
     reader.read = read + bytesRead;
@@ -183,7 +166,8 @@ export class IpcReader implements FileRecordReader {
     this.read += head.bytesRead;
     if (head.kind === 'end') return 'end';
     checkMessageOrder(name, head.header.headerType, at, false, this.layout.kind);
-    if (head.header.headerType !== HEADER_RECORD_BATCH) invalid(name, at, 'not a record batch');
+    if (head.header.headerType !== MessageHeader.RecordBatch)
+      invalid(name, at, 'not a record batch');
     const length = head.metadata.byteLength + head.header.bodyLength;
     const total = schemaBytes.byteLength + length;
     if (total > maxBufferBytes) {
@@ -211,7 +195,11 @@ export class IpcReader implements FileRecordReader {
 
   private decode(bytes: Uint8Array, at: number, schema: FileSchema): RecordBatch {
     try {
-      return decodeIpcStream(bytes);
+      // Compressed bodies are decompressed within the same buffer budget.
+      return decodeIpcStream(bytes, {
+        codecs: ipcBodyCodecs,
+        maxDecompressedBytes: this.options.maxBufferBytes,
+      });
     } catch (cause) {
       const length = schema.bytes.byteLength;
       throw fromArrow(
@@ -223,172 +211,4 @@ export class IpcReader implements FileRecordReader {
       );
     }
   }
-}
-
-/** A message's prefix and metadata (read) and its header (parsed), or the end marker. */
-type Head =
-  | { readonly kind: 'end'; readonly bytesRead: number }
-  | {
-      readonly kind: 'message';
-      readonly bytesRead: number;
-      /** The prefix and the metadata, as in the file. */
-      readonly metadata: Uint8Array;
-      readonly header: MessageHeader;
-    };
-
-async function readHead(
-  file: OpenFile,
-  name: string,
-  at: number,
-  regionEnd: number,
-): Promise<Head> {
-  const probe = new Uint8Array(Math.min(PREFIX_BYTES, regionEnd - at));
-  const got = await readAt(file, name, probe, at);
-  if (got < probe.byteLength) changed(name, at + got);
-  const prefix = messagePrefix(name, probe, at, regionEnd);
-  if (prefix.kind === 'end') return { kind: 'end', bytesRead: got };
-  const metadata = new Uint8Array(prefix.prefixLength + prefix.metadataLength);
-  const more = await readAt(file, name, metadata, at);
-  if (more < metadata.byteLength) changed(name, at + more);
-  const header = messageHeader(name, metadata.subarray(prefix.prefixLength), at);
-  const bodyEnd = at + metadata.byteLength + header.bodyLength;
-  if (bodyEnd > regionEnd) {
-    invalid(
-      name,
-      at,
-      `body of ${header.bodyLength} bytes does not fit the ${regionEnd - at - metadata.byteLength} left`,
-    );
-  }
-  return { kind: 'message', bytesRead: got + more, metadata, header };
-}
-
-/**
- * The file's schema: its first message, or for a file-format file whose
- * writer put the schema only in the footer, a schema message built from the
- * footer. Checked by the same decode as every batch: behind it an
- * end-of-stream marker makes a stream with no batch, which
- * `decodeIpcStream` scans and bounds-checks in full before it refuses it for
- * holding no batch; only that refusal means the schema is sound. Its types
- * are then checked against what a row renders.
- */
-async function readSchema(
-  file: OpenFile,
-  options: IpcReaderOptions,
-  layout: IpcLayout,
-): Promise<{ schema: FileSchema; bytesRead: number }> {
-  const { name, size, maxBufferBytes } = options;
-  const at = layout.regionStart;
-  const head = at < layout.regionEnd ? await readHead(file, name, at, layout.regionEnd) : undefined;
-  let bytesRead = head?.bytesRead ?? 0;
-  let placed: { bytes: Uint8Array; at: number; batchesAt: number; exact: boolean };
-  if (head?.kind === 'message' && head.header.headerType === HEADER_SCHEMA) {
-    if (head.header.bodyLength !== 0) invalid(name, at, 'a schema message with a body');
-    placed = { bytes: head.metadata, at, batchesAt: at + head.metadata.byteLength, exact: true };
-  } else if (layout.kind === 'file') {
-    const footerAt = layout.regionEnd;
-    const footer = new Uint8Array(size - FILE_TAIL - footerAt);
-    if (footer.byteLength > maxBufferBytes) {
-      throw new FileSourceError(
-        'TWG_FILE_RECORD_TOO_LARGE',
-        `a footer of ${footer.byteLength} bytes is larger than maxBufferBytes (${maxBufferBytes})`,
-        { file: name, position: footerAt },
-      );
-    }
-    const got = await readAt(file, name, footer, footerAt);
-    if (got < footer.byteLength) changed(name, footerAt + got);
-    bytesRead += got;
-    placed = {
-      bytes: schemaMessageFromFooter(name, footer, footerAt),
-      at: footerAt,
-      batchesAt: at,
-      exact: false,
-    };
-  } else {
-    if (head === undefined) return invalid(name, at, 'no schema message');
-    if (head.kind === 'end') return invalid(name, at, 'the stream ends before its schema');
-    checkMessageOrder(name, head.header.headerType, at, true, layout.kind);
-    return invalid(name, at, 'the stream does not start with a schema');
-  }
-  const probe = new Uint8Array(placed.bytes.byteLength + EOS.byteLength);
-  probe.set(placed.bytes, 0);
-  probe.set(EOS, placed.bytes.byteLength);
-  try {
-    decodeIpcStream(probe);
-  } catch (cause) {
-    if (!(cause instanceof ArrowBatchError && cause.code === 'TWG_ARROW_IPC_BATCH_COUNT')) {
-      throw fromArrow(
-        cause,
-        name,
-        (offset) => (placed.exact ? placed.at + offset : placed.at),
-        placed.at,
-      );
-    }
-  }
-  let schema: Schema;
-  try {
-    schema = RecordBatchReader.from(probe).open().schema;
-  } catch (cause) {
-    return invalid(name, placed.at, `apache-arrow could not read the schema: ${String(cause)}`);
-  }
-  const column = options.timestampColumn;
-  return {
-    bytesRead,
-    schema: {
-      bytes: placed.bytes,
-      at: placed.at,
-      exact: placed.exact,
-      batchesAt: placed.batchesAt,
-      rows: planRows(name, schema),
-      time: column === undefined ? undefined : planTimestamp(name, schema, column),
-    },
-  };
-}
-
-function fromArrow(
-  cause: unknown,
-  name: string,
-  position: (offset: number) => number,
-  at: number,
-): FileSourceError {
-  if (!(cause instanceof ArrowBatchError)) {
-    return new FileSourceError(
-      'TWG_FILE_IPC_INVALID',
-      `cannot be read: ${String(cause)}`,
-      { file: name, position: at },
-      { cause },
-    );
-  }
-  const code =
-    cause.code === 'TWG_ARROW_IPC_COMPRESSED' ? 'TWG_FILE_IPC_UNSUPPORTED' : 'TWG_FILE_IPC_INVALID';
-  return new FileSourceError(
-    code,
-    cause.message,
-    {
-      file: name,
-      position: cause.offset === undefined ? at : position(cause.offset),
-      ...(cause.field === undefined ? {} : { field: `column ${JSON.stringify(cause.field)}` }),
-    },
-    { cause },
-  );
-}
-
-async function readAt(
-  file: OpenFile,
-  name: string,
-  into: Uint8Array,
-  position: number,
-): Promise<number> {
-  try {
-    return await readFully(file, into, 0, into.byteLength, position);
-  } catch (cause) {
-    throw readFailed(name, `reading ${into.byteLength} bytes at ${position}`, cause);
-  }
-}
-
-function changed(name: string, position: number): never {
-  throw new FileSourceError(
-    'TWG_FILE_CHANGED',
-    'the file ends before the size it had when the set was opened: files must not change while read',
-    { file: name, position },
-  );
 }

@@ -1,14 +1,7 @@
 import { closeSync, openSync, readSync } from 'node:fs';
+import { MESSAGE_PREFIX_BYTES, MessageHeader, readMessagePrefix } from '@thalweg/stream-arrow';
 import { readFailed } from './errors.js';
-import {
-  HEADER_RECORD_BATCH,
-  PREFIX_BYTES,
-  checkMessageOrder,
-  invalid,
-  ipcLayout,
-  messageHeader,
-  messagePrefix,
-} from './ipc-framing.js';
+import { checkMessageOrder, fromArrow, headerOf, invalid, layoutOf } from './ipc-messages.js';
 
 /** A record batch message and the rows of the file before it. */
 export interface BatchPlace {
@@ -54,7 +47,7 @@ export function outlineIpcFile(path: string, name: string, size: number): IpcOut
       }
       return into;
     };
-    const layout = ipcLayout(
+    const layout = layoutOf(
       name,
       size,
       read(Math.min(8, size), 0),
@@ -65,24 +58,25 @@ export function outlineIpcFile(path: string, name: string, size: number): IpcOut
     let rows = 0;
     let at = layout.regionStart;
     for (let first = true; at < layout.regionEnd; first = false) {
-      const prefix = messagePrefix(
-        name,
-        read(Math.min(PREFIX_BYTES, layout.regionEnd - at), at),
-        at,
-        layout.regionEnd,
-      );
+      const probe = read(Math.min(MESSAGE_PREFIX_BYTES, layout.regionEnd - at), at);
+      let prefix: ReturnType<typeof readMessagePrefix>;
+      try {
+        prefix = readMessagePrefix(probe, at, layout.regionEnd - at);
+      } catch (cause) {
+        throw fromArrow(cause, name, (offset) => offset, at);
+      }
       if (prefix.kind === 'end') {
         if (first && layout.kind === 'stream')
           invalid(name, at, 'the stream ends before its schema');
         ends.push(at);
         break;
       }
-      const header = messageHeader(name, read(prefix.metadataLength, at + prefix.prefixLength), at);
+      const header = headerOf(name, read(prefix.metadataLength, at + prefix.prefixLength), at);
       checkMessageOrder(name, header.headerType, at, first, layout.kind);
       const end = at + prefix.prefixLength + prefix.metadataLength + header.bodyLength;
       if (end > layout.regionEnd)
         invalid(name, at, `body of ${header.bodyLength} bytes does not fit the file`);
-      if (header.headerType === HEADER_RECORD_BATCH) {
+      if (header.headerType === MessageHeader.RecordBatch) {
         batches.push({ at, rows: header.rows, rowsBefore: rows });
         rows += header.rows;
       }

@@ -13,8 +13,12 @@ export const ARROW_ERROR_CODES = [
   'TWG_ARROW_IPC_INVALID',
   /** An IPC stream that does not hold exactly one record batch. */
   'TWG_ARROW_IPC_BATCH_COUNT',
-  /** An IPC stream with compressed bodies: decompress it with @thalweg/wire-compression first. */
+  /** Compressed IPC bodies and no codecs to read them: pass `codecs` (from @thalweg/wire-compression). */
   'TWG_ARROW_IPC_COMPRESSED',
+  /** Valid Arrow this reader does not read (a column type, a compression codec); names where. */
+  'TWG_ARROW_IPC_UNSUPPORTED',
+  /** Compressed IPC bodies that declare more uncompressed bytes than the caller's limit. */
+  'TWG_ARROW_IPC_TOO_LARGE',
   /** A decoded batch whose schema differs from the expected one; names the `field`. */
   'TWG_ARROW_SCHEMA_MISMATCH',
   /** A batch with no rows where one is required (a sink message, a file segment). */
@@ -38,6 +42,8 @@ const CLASS_OF: Record<ArrowErrorCode, ErrorClass> = {
   TWG_ARROW_IPC_INVALID: 'poison',
   TWG_ARROW_IPC_BATCH_COUNT: 'poison',
   TWG_ARROW_IPC_COMPRESSED: 'fatal-config',
+  TWG_ARROW_IPC_UNSUPPORTED: 'poison',
+  TWG_ARROW_IPC_TOO_LARGE: 'fatal-config',
   TWG_ARROW_SCHEMA_MISMATCH: 'poison',
   TWG_ARROW_BATCH_EMPTY: 'fatal-config',
   TWG_ARROW_BATCHER_CONFIG: 'fatal-config',

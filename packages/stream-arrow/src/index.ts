@@ -9,3 +9,24 @@ export * from './batch-builder.js';
 export * from './ipc-stream.js';
 export * from './ipc-file-segment.js';
 export * from './json-records.js';
+export {
+  DEFAULT_MAX_DECOMPRESSED_BYTES,
+  IPC_CODEC,
+  type IpcBodyCodecs,
+  type IpcBodyEncoder,
+  type IpcCodecName,
+} from './ipc-body-compression.js';
+export { compressIpcBodies, decompressIpcBodies } from './ipc-batches.js';
+export {
+  MESSAGE_PREFIX_BYTES,
+  decodeMessageHeader,
+  readMessagePrefix,
+  scanIpcStream,
+  type MessageInfo,
+  type MessagePrefix,
+  type ScannedMessage,
+} from './ipc-message-scan.js';
+export { IPC_FILE_HEAD, IPC_FILE_TAIL, ipcLayout, type IpcLayout } from './ipc-file-layout.js';
+export { schemaMessageFromFooter } from './footer-schema.js';
+/** The header tags of `ScannedMessage.headerType` (apache-arrow's enum, of Message.fbs). */
+export { MessageHeader } from 'apache-arrow';

@@ -1,15 +1,10 @@
-import {
-  MessageHeader,
-  RecordBatchFileReader,
-  RecordBatchFileWriter,
-  type RecordBatch,
-} from 'apache-arrow';
-import { checkDecodedBatch } from './decoded-batch-check.js';
+import { MessageHeader, RecordBatchFileWriter, type RecordBatch } from 'apache-arrow';
 import { ArrowBatchError } from './errors.js';
+import { schemaMessageFromFooter } from './footer-schema.js';
+import { readIpcBatches, type DecodeOptions } from './ipc-batches.js';
+import { IPC_FILE_TAIL, ipcLayout } from './ipc-file-layout.js';
 import { scanIpcStream, type ScannedMessage } from './ipc-message-scan.js';
-import type { DecodeOptions } from './ipc-stream.js';
 import { checkFooterBounds, type FileBlock } from './message-bounds.js';
-import { assertSchemaMatches } from './schema-match.js';
 
 /**
  * Arrow IPC file segments, for sinks that write files: `ARROW1`, padding,
@@ -21,10 +16,6 @@ import { assertSchemaMatches } from './schema-match.js';
  * The file sink owns durability (write, fsync, rename, directory fsync) and
  * naming (which span a segment holds); this is the byte format only.
  */
-const MAGIC = 'ARROW1';
-const HEAD = 8; // magic padded to 8
-const TAIL = 10; // i32 footer length + magic
-
 export function writeIpcFileSegment(batches: readonly RecordBatch[]): Uint8Array {
   const first = batches[0];
   if (first === undefined) {
@@ -42,7 +33,7 @@ export function writeIpcFileSegment(batches: readonly RecordBatch[]): Uint8Array
   return RecordBatchFileWriter.writeAll(batches).toUint8Array(true);
 }
 
-/** Reads every batch of a segment, checked as `decodeIpcStream` checks its one batch. */
+/** Reads every batch of a segment (none for a file that holds none), checked as `decodeIpcStream` checks its one batch. */
 export function readIpcFileSegment(bytes: Uint8Array, options: DecodeOptions = {}): RecordBatch[] {
   return readIpcFileSegmentBlocks(bytes, options).batches;
 }
@@ -58,51 +49,46 @@ export interface IpcFileBlock {
  * `readIpcFileSegment`, with where each batch's message lies in the file (as
  * the footer lists them, checked against the messages): what a caller that
  * checksums each batch's bytes verifies.
+ *
+ * The messages are read in order, as a stream, by the same reader as
+ * `decodeIpcStream`, after the footer is checked to list exactly them;
+ * apache-arrow's file reader is not used (it invents an empty batch for a
+ * file that holds none). A file whose writer put the schema only in the
+ * footer gets a schema message built from it (footer-schema.ts).
  */
 export function readIpcFileSegmentBlocks(
   bytes: Uint8Array,
   options: DecodeOptions = {},
 ): { batches: RecordBatch[]; blocks: IpcFileBlock[] } {
-  if (bytes.byteLength < HEAD + TAIL || !hasMagic(bytes, 0)) {
-    fail(0, 'not an Arrow IPC file (no leading ARROW1)');
-  }
-  if (!hasMagic(bytes, bytes.byteLength - MAGIC.length)) {
-    fail(bytes.byteLength - MAGIC.length, 'no trailing ARROW1: the segment is truncated');
-  }
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const footerLength = view.getInt32(bytes.byteLength - TAIL, true);
-  const footerAt = bytes.byteLength - TAIL - footerLength;
-  if (footerLength <= 0 || footerAt < HEAD) {
-    fail(bytes.byteLength - TAIL, `footer length ${footerLength} does not fit the file`);
-  }
-  let messages: ScannedMessage[];
-  try {
-    messages = scanIpcStream(bytes.subarray(HEAD, footerAt));
-  } catch (cause) {
-    if (cause instanceof ArrowBatchError && cause.offset !== undefined) {
-      fail(cause.offset + HEAD, cause.message, cause);
-    }
-    throw cause;
-  }
-  // apache-arrow reads the footer unverified and each batch where a footer
-  // block points: the footer must be in bounds and list exactly the messages
-  // the scan checked, or a corrupted footer hangs the reader on a huge vector
-  // count, or yields batches that are not in the stream (or leaves some out).
-  const footer = checkFooterBounds(bytes.subarray(footerAt, footerAt + footerLength), footerAt);
+  const size = bytes.byteLength;
+  const layout = ipcLayout(
+    size,
+    bytes.subarray(0, 8),
+    bytes.subarray(Math.max(0, size - IPC_FILE_TAIL)),
+  );
+  if (layout.kind !== 'file') fail(0, 'not an Arrow IPC file (no leading ARROW1)');
+  const footerAt = layout.regionEnd;
+  const region = bytes.subarray(layout.regionStart, footerAt);
+  const messages = scanIpcStream(region, layout.regionStart);
+  // The footer must be in bounds and list exactly the messages the scan
+  // checked, or the file says one thing to readers that follow its footer
+  // and another to those that read it in order.
+  const footer = bytes.subarray(footerAt, size - IPC_FILE_TAIL);
+  const listed = checkFooterBounds(footer, footerAt);
   const scanned = (type: MessageHeader) => messages.filter((m) => m.headerType === type);
-  sameBlocks(footer.dictionaries, scanned(MessageHeader.DictionaryBatch), 'dictionary', footerAt);
-  sameBlocks(footer.recordBatches, scanned(MessageHeader.RecordBatch), 'record batch', footerAt);
-  let batches: RecordBatch[];
-  try {
-    batches = [...RecordBatchFileReader.from(bytes)];
-  } catch (cause) {
-    return fail(footerAt, `apache-arrow could not read the segment: ${String(cause)}`, cause);
+  sameBlocks(listed.dictionaries, scanned(MessageHeader.DictionaryBatch), 'dictionary', footerAt);
+  sameBlocks(listed.recordBatches, scanned(MessageHeader.RecordBatch), 'record batch', footerAt);
+  let stream = region;
+  let all = messages;
+  if (messages[0]?.headerType !== MessageHeader.Schema) {
+    const schema = schemaMessageFromFooter(footer, footerAt);
+    stream = new Uint8Array(schema.byteLength + region.byteLength);
+    stream.set(schema, 0);
+    stream.set(region, schema.byteLength);
+    all = [...scanIpcStream(schema, footerAt), ...messages];
   }
-  for (const batch of batches) {
-    if (options.expect !== undefined) assertSchemaMatches(batch.schema, options.expect);
-    checkDecodedBatch(batch);
-  }
-  const blocks = footer.recordBatches.map((b) => ({
+  const batches = readIpcBatches(stream, all, options);
+  const blocks = listed.recordBatches.map((b) => ({
     offset: b.offset,
     length: b.metaDataLength + b.bodyLength,
   }));
@@ -125,14 +111,11 @@ function sameBlocks(
     const m = messages[i];
     if (
       m === undefined ||
-      block.offset !== HEAD + m.offset ||
+      block.offset !== m.offset ||
       block.metaDataLength !== m.metadataLength ||
       block.bodyLength !== m.bodyLength
     ) {
-      fail(
-        footerAt,
-        `footer ${what} block ${i} is not the message at byte ${HEAD + (m?.offset ?? 0)}`,
-      );
+      fail(footerAt, `footer ${what} block ${i} is not the message at byte ${m?.offset ?? 0}`);
     }
   });
 }
@@ -141,13 +124,6 @@ function schemaKey(batch: RecordBatch): string {
   return batch.schema.fields
     .map((f) => `${f.name}: ${String(f.type)}${f.nullable ? '?' : ''}`)
     .join(', ');
-}
-
-function hasMagic(bytes: Uint8Array, at: number): boolean {
-  for (let i = 0; i < MAGIC.length; i++) {
-    if (bytes[at + i] !== MAGIC.charCodeAt(i)) return false;
-  }
-  return true;
 }
 
 function fail(offset: number, reason: string, cause?: unknown): never {

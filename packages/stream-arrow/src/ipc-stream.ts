@@ -3,12 +3,13 @@ import {
   RecordBatchReader,
   RecordBatchStreamWriter,
   type RecordBatch,
+  type Schema,
 } from 'apache-arrow';
-import type { BatchSchema } from './batch-schema.js';
-import { checkDecodedBatch } from './decoded-batch-check.js';
 import { ArrowBatchError } from './errors.js';
+import { readIpcBatches, type DecodeOptions } from './ipc-batches.js';
 import { scanIpcStream } from './ipc-message-scan.js';
-import { assertSchemaMatches } from './schema-match.js';
+
+export type { DecodeOptions } from './ipc-batches.js';
 
 /**
  * One record batch per IPC stream message: a schema message, one record
@@ -26,73 +27,52 @@ export function encodeIpcStream(batch: RecordBatch): Uint8Array {
   return RecordBatchStreamWriter.writeAll([batch]).toUint8Array(true);
 }
 
-export interface DecodeOptions {
-  /** Refuse a batch whose schema is not exactly this one. */
-  readonly expect?: BatchSchema;
-}
-
 /**
- * Decodes an IPC stream that holds exactly one record batch. Refused, each
- * with the byte offset or field where it goes wrong: bytes that are not IPC,
- * a stream with no batch or with several, dictionary batches (a batch schema
- * never has dictionaries), compressed bodies (decompress them first with
- * `@thalweg/wire-compression`), columns whose buffers do not hold their rows,
- * and, with `expect`, any difference from the expected schema.
+ * Decodes an IPC stream that holds exactly one record batch (and any
+ * dictionary batches it needs). Refused, each with the byte offset or field
+ * where it goes wrong: bytes that are not IPC (TWG_ARROW_IPC_INVALID), a
+ * stream with no batch or with several, valid Arrow of a type this reader
+ * does not read (TWG_ARROW_IPC_UNSUPPORTED), compressed bodies without
+ * `codecs`, columns whose buffers do not hold their rows, and, with
+ * `expect`, any difference from the expected schema.
  */
 export function decodeIpcStream(bytes: Uint8Array, options: DecodeOptions = {}): RecordBatch {
   const messages = scanIpcStream(bytes);
-  const first = messages[0];
-  if (first?.headerType !== MessageHeader.Schema) {
-    throw new ArrowBatchError('TWG_ARROW_IPC_INVALID', 'the stream does not start with a schema', {
-      offset: first?.offset ?? 0,
-    });
-  }
-  // apache-arrow reads a batch with the latest schema before it, so a second
-  // schema message would silently change how the batch's buffers are read.
-  const schema = messages.find((m, i) => i > 0 && m.headerType === MessageHeader.Schema);
-  if (schema !== undefined) {
-    throw new ArrowBatchError('TWG_ARROW_IPC_INVALID', 'a second schema message', {
-      offset: schema.offset,
-    });
-  }
   const batches = messages.filter((m) => m.headerType === MessageHeader.RecordBatch);
-  const dictionary = messages.find((m) => m.headerType === MessageHeader.DictionaryBatch);
-  if (dictionary !== undefined) {
-    throw new ArrowBatchError('TWG_ARROW_IPC_INVALID', 'dictionary batches are not accepted', {
-      offset: dictionary.offset,
-    });
-  }
-  if (batches.length !== 1) {
+  if (messages[0]?.headerType === MessageHeader.Schema && batches.length !== 1) {
     throw new ArrowBatchError(
       'TWG_ARROW_IPC_BATCH_COUNT',
       `the stream holds ${batches.length} record batches, exactly 1 is accepted`,
       { offset: batches[1]?.offset ?? bytes.byteLength },
     );
   }
-  const compressed = messages.find((m) => m.compressed);
-  if (compressed !== undefined) {
-    throw new ArrowBatchError(
-      'TWG_ARROW_IPC_COMPRESSED',
-      'the batch body is compressed: run decompressIpcStream from @thalweg/wire-compression first',
-      { offset: compressed.offset },
-    );
-  }
-  const batch = readOnly(bytes);
-  if (options.expect !== undefined) assertSchemaMatches(batch.schema, options.expect);
-  checkDecodedBatch(batch);
+  const [batch] = readIpcBatches(bytes, messages, options);
+  if (batch === undefined) throw new ArrowBatchError('TWG_ARROW_IPC_INVALID', 'no batch read');
   return batch;
 }
 
-function readOnly(bytes: Uint8Array): RecordBatch {
+/**
+ * The schema of an IPC stream that holds a schema message and no batch
+ * (what a reader that takes a file a message at a time starts from), checked
+ * as `decodeIpcStream` checks one: bounds, framing, types it does not read
+ * (TWG_ARROW_IPC_UNSUPPORTED). Any batch in the stream is refused.
+ */
+export function decodeIpcSchema(bytes: Uint8Array): Schema {
+  const messages = scanIpcStream(bytes);
+  const batch = messages.find((m) => m.headerType !== MessageHeader.Schema);
+  if (batch !== undefined) {
+    throw new ArrowBatchError('TWG_ARROW_IPC_BATCH_COUNT', 'a schema-only stream holds a batch', {
+      offset: batch.offset,
+    });
+  }
+  readIpcBatches(bytes, messages, {});
   try {
-    const [batch] = [...RecordBatchReader.from(bytes)];
-    if (batch === undefined) throw new Error('no batch read');
-    return batch;
+    return RecordBatchReader.from(bytes).open().schema;
   } catch (cause) {
     throw new ArrowBatchError(
       'TWG_ARROW_IPC_INVALID',
-      `apache-arrow could not read the batch: ${cause instanceof Error ? cause.message : String(cause)}`,
-      {},
+      `apache-arrow could not read the schema: ${cause instanceof Error ? cause.message : String(cause)}`,
+      { offset: 0 },
       cause,
     );
   }

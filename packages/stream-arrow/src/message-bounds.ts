@@ -15,18 +15,44 @@ import { ArrowBatchError } from './errors.js';
  */
 const MESSAGE = { headerType: 1, header: 2, customMetadata: 4 } as const;
 const SCHEMA = { fields: 1, customMetadata: 2, features: 3 } as const;
-const FIELD = { name: 0, type: 3, dictionary: 4, children: 5, customMetadata: 6 } as const;
+const FIELD = {
+  name: 0,
+  typeType: 2,
+  type: 3,
+  dictionary: 4,
+  children: 5,
+  customMetadata: 6,
+} as const;
 const BATCH = { nodes: 1, buffers: 2, compression: 3, variadic: 4 } as const;
 const DICTIONARY_DATA = 1;
 const FOOTER = { schema: 1, dictionaries: 2, recordBatches: 3, customMetadata: 4 } as const;
 /** File.fbs `Block`: offset i64, metaDataLength i32 (+4 padding), bodyLength i64. */
 const BLOCK_BYTES = 24;
 const MAX_DEPTH = 64;
+const TYPE_TIMESTAMP = 10;
+const TYPE_UNION = 14;
+/** Schema.fbs `Type` tags up to LargeListView (26); 0 is NONE. */
+const LAST_TYPE_TAG = 26;
+/**
+ * Valid Arrow types this reader does not read: apache-arrow 21 cannot decode
+ * run-end encoded, list view and large list view columns, and large lists
+ * and the view types are not checked by decoded-batch-check.ts. They are
+ * refused from the schema, before any batch, as unsupported: never as
+ * corrupt, never decoded wrongly.
+ */
+const UNSUPPORTED_TYPES: Readonly<Record<number, string>> = {
+  21: 'LargeList',
+  22: 'RunEndEncoded',
+  23: 'BinaryView',
+  24: 'Utf8View',
+  25: 'ListView',
+  26: 'LargeListView',
+};
 
 export function checkMessageBounds(metadata: Uint8Array, offset: number): void {
   const reader = new Bounds(metadata, offset);
   const root = reader.table(reader.u32(0), 'message');
-  reader.vector(root, MESSAGE.customMetadata, 4, 'custom metadata');
+  reader.keyValues(root, MESSAGE.customMetadata, 'custom metadata');
   const headerType = reader.u8Field(root, MESSAGE.headerType);
   const header = reader.child(root, MESSAGE.header, 'message header');
   if (header === undefined) return;
@@ -61,7 +87,7 @@ export function checkFooterBounds(
 ): { readonly dictionaries: FileBlock[]; readonly recordBatches: FileBlock[] } {
   const reader = new Bounds(footer, offset);
   const root = reader.table(reader.u32(0), 'footer');
-  reader.vector(root, FOOTER.customMetadata, 4, 'footer metadata');
+  reader.keyValues(root, FOOTER.customMetadata, 'footer metadata');
   const schema = reader.child(root, FOOTER.schema, 'footer schema');
   if (schema !== undefined) reader.schema(schema);
   return {
@@ -70,8 +96,10 @@ export function checkFooterBounds(
   };
 }
 
-class Bounds {
+/** A bounds-checked FlatBuffers walker over one flatbuffer; failures name `offset + position`. */
+export class Bounds {
   private readonly view: DataView;
+  private fieldsSeen = 0;
 
   constructor(
     private readonly bytes: Uint8Array,
@@ -116,8 +144,22 @@ class Bounds {
     return count;
   }
 
+  /** The element bytes of a vector field, or undefined when the field is absent. */
+  vectorBytes(
+    table: number,
+    slot: number,
+    elementSize: number,
+    what: string,
+  ): Uint8Array | undefined {
+    const at = this.field(table, slot);
+    if (at === undefined) return undefined;
+    const count = this.vector(table, slot, elementSize, what);
+    const start = at + this.u32(at) + 4;
+    return this.bytes.subarray(start, start + count * elementSize);
+  }
+
   schema(table: number): void {
-    this.vector(table, SCHEMA.customMetadata, 4, 'schema metadata');
+    this.keyValues(table, SCHEMA.customMetadata, 'schema metadata');
     this.vector(table, SCHEMA.features, 8, 'schema features');
     this.fields(table, SCHEMA.fields, 0);
   }
@@ -146,20 +188,70 @@ class Bounds {
     const at = this.field(table, slot) ?? 0;
     const start = at + this.u32(at) + 4;
     for (let i = 0; i < count; i++) {
+      // Each field of a schema is referenced once, from a 4-byte vector
+      // slot: more fields than that are references shared within the tree,
+      // which decoders expand exponentially (until memory runs out).
+      if (++this.fieldsSeen > this.bytes.byteLength / 4) {
+        this.fail(table, 'fields refer to each other: the field tree is not a tree');
+      }
       const field = this.table(start + 4 * i + this.u32(start + 4 * i), 'field');
-      this.vector(field, FIELD.name, 1, 'field name');
-      this.vector(field, FIELD.customMetadata, 4, 'field metadata');
-      this.child(field, FIELD.type, 'field type');
-      this.child(field, FIELD.dictionary, 'field dictionary');
+      const name = this.vector(field, FIELD.name, 1, 'field name');
+      const tag = this.typeTag(field, name);
+      this.keyValues(field, FIELD.customMetadata, 'field metadata');
+      const type = this.child(field, FIELD.type, 'field type');
+      // The vectors inside type tables: a union's type ids, a timestamp's zone.
+      if (type !== undefined && tag === TYPE_UNION) this.vector(type, 1, 4, 'union type ids');
+      if (type !== undefined && tag === TYPE_TIMESTAMP) this.vector(type, 1, 1, 'time zone');
+      const dictionary = this.child(field, FIELD.dictionary, 'field dictionary');
+      if (dictionary !== undefined) this.child(dictionary, 1, 'dictionary index type');
       this.fields(field, FIELD.children, depth + 1);
     }
   }
 
-  private field(table: number, slot: number): number | undefined {
+  /** A vector of `KeyValue` tables (custom metadata), each key and value string checked. */
+  keyValues(table: number, slot: number, what: string): void {
+    const count = this.vector(table, slot, 4, what);
+    if (count === 0) return;
+    const at = this.field(table, slot) ?? 0;
+    const start = at + this.u32(at) + 4;
+    for (let i = 0; i < count; i++) {
+      const entry = this.table(start + 4 * i + this.u32(start + 4 * i), what);
+      this.vector(entry, 0, 1, `${what} key`);
+      this.vector(entry, 1, 1, `${what} value`);
+    }
+  }
+
+  /** Refuses a type tag the format does not define (corrupt) or this reader does not read; returns it. */
+  private typeTag(field: number, nameLength: number): number {
+    const tag = this.u8Field(field, FIELD.typeType);
+    if (tag === 0 || tag > LAST_TYPE_TAG)
+      this.fail(field, `field type tag ${tag} is not an Arrow type`);
+    const unsupported = UNSUPPORTED_TYPES[tag];
+    if (unsupported === undefined) return tag;
+    const at = this.field(field, FIELD.name);
+    const start = at === undefined ? 0 : at + this.u32(at) + 4;
+    const name = new TextDecoder().decode(this.bytes.subarray(start, start + nameLength));
+    throw new ArrowBatchError('TWG_ARROW_IPC_UNSUPPORTED', `${unsupported} columns are not read`, {
+      field: name,
+      offset: this.offset + field,
+    });
+  }
+
+  /**
+   * Where a field of a table is, exactly as the FlatBuffers runtime finds it
+   * (`__offset`: a slot exists when its vtable offset is below the vtable
+   * size, both read as signed 16-bit), so that the walk checks the bytes
+   * apache-arrow will read and not others: an odd vtable size or a field
+   * offset of 0x8000 and above would otherwise be read one way here and
+   * another way there.
+   */
+  field(table: number, slot: number): number | undefined {
     const vtable = table - this.view.getInt32(table, true);
-    const size = this.view.getUint16(vtable, true);
-    if (4 + 2 * slot + 2 > size) return undefined;
-    const relative = this.view.getUint16(vtable + 4 + 2 * slot, true);
+    const slotAt = 4 + 2 * slot;
+    this.need(vtable, 2, 'vtable');
+    if (!(slotAt < this.view.getInt16(vtable, true))) return undefined;
+    this.need(vtable + slotAt, 2, 'vtable');
+    const relative = this.view.getInt16(vtable + slotAt, true);
     return relative === 0 ? undefined : table + relative;
   }
 

@@ -4,6 +4,7 @@ import {
   Field,
   Int64,
   makeData,
+  MessageHeader,
   RecordBatch,
   RecordBatchStreamWriter,
   Schema,
@@ -22,6 +23,7 @@ import {
   column,
   decodeIpcStream,
   encodeIpcStream,
+  scanIpcStream,
 } from '../src/index.js';
 import { byteFlips, flipped } from './byte-flips.js';
 import { readColumn } from './read-column.js';
@@ -210,9 +212,15 @@ describe('IPC stream, one batch per message', () => {
     }
   });
 
-  it('refuses dictionary batches', () => {
-    const dictionary = tableFromArrays({ tag: ['a', 'b', 'a'] });
-    const error = refusal(() => decodeIpcStream(tableToIPC(dictionary, 'stream')));
-    expect(error.message).toMatch(/dictionary batches are not accepted/);
+  it('reads a dictionary-encoded column, and refuses an index outside its dictionary', () => {
+    const bytes = tableToIPC(tableFromArrays({ tag: ['a', 'b', 'a'] }), 'stream');
+    expect([...decodeIpcStream(bytes).getChildAt(0)!]).toEqual(['a', 'b', 'a']);
+    const batch = scanIpcStream(bytes).find((m) => m.headerType === MessageHeader.RecordBatch)!;
+    const indices = batch.buffers[1]!;
+    const corrupted = Buffer.from(bytes);
+    corrupted.writeInt32LE(7, batch.bodyOffset + indices.offset);
+    const error = refusal(() => decodeIpcStream(corrupted));
+    expect(error.code).toBe('TWG_ARROW_IPC_INVALID');
+    expect(error.message).toMatch(/dictionary index 7, the dictionary holds 2/);
   });
 });

@@ -1,9 +1,8 @@
-import { readIpcMessages } from '../src/ipc-stream-framing.js';
-import { recordBatchOf } from '../src/record-batch-table.js';
+import { MessageHeader, scanIpcStream } from '@thalweg/stream-arrow';
 
 /**
- * The body buffers of every batch of an IPC stream, read with the package's
- * own framing, for comparing a decompressed stream with pyarrow's plain one
+ * The body buffers of every batch of an IPC stream, read with stream-arrow's
+ * message scan, for comparing a decompressed stream with pyarrow's plain one
  * and for reading fixture values without an Arrow library.
  */
 export interface BatchBuffers {
@@ -14,13 +13,12 @@ export interface BatchBuffers {
 
 export function batchBuffers(stream: Uint8Array): BatchBuffers[] {
   const out: BatchBuffers[] = [];
-  for (const message of readIpcMessages(stream)) {
-    const batch = recordBatchOf(message);
-    if (batch === undefined) continue;
+  for (const message of scanIpcStream(stream)) {
+    if (message.headerType === MessageHeader.Schema) continue;
     out.push({
-      dictionary: message.headerType === 2,
-      compressed: batch.compression !== undefined,
-      buffers: batch.buffers.map((b) => message.body.subarray(b.offset, b.offset + b.length)),
+      dictionary: message.headerType === MessageHeader.DictionaryBatch,
+      compressed: message.compressed,
+      buffers: message.buffers.map((b) => message.body.subarray(b.offset, b.offset + b.length)),
     });
   }
   return out;

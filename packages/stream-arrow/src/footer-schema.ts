@@ -1,13 +1,14 @@
-import { footerSchemaTable } from './ipc-framing.js';
+import { Bounds } from './message-bounds.js';
+import { ArrowBatchError } from './errors.js';
 
 /**
  * A schema message built around the schema of an IPC file's footer, for
- * files whose writer put the schema only there. The footer's bytes are
- * copied whole behind a small `Message` table whose header reference points
- * at the footer's `Schema` table: FlatBuffers references are relative, so
- * every table the schema refers to is found where it was. The message then
- * goes through the same checks as a schema message read from a stream
- * (stream-arrow's bounds walk, then apache-arrow).
+ * files whose writer put the schema only there (apache-arrow's JavaScript
+ * file writer does). The footer's bytes are copied whole behind a small
+ * `Message` table whose header reference points at the footer's `Schema`
+ * table: FlatBuffers references are relative, so every table the schema
+ * refers to is found where it was. The message then goes through the same
+ * checks as a schema message read from a stream.
  *
  * Layout of the metadata (little-endian):
  *
@@ -18,18 +19,23 @@ import { footerSchemaTable } from './ipc-framing.js';
  * | 16–27 | table: i32 16-4, i16 version V5, u8 Schema, pad, u32 header ref   |
  * | 28–31 | padding: the footer stays 8-byte aligned                          |
  * | 32–   | the footer, padded to a multiple of 8                             |
+ *
+ * Returned framed (continuation marker and length), as in a stream.
  */
 const TABLE = 16;
 const FOOTER_AT = 32;
 const METADATA_V5 = 4;
 const HEADER_SCHEMA = 1;
+const FOOTER_SCHEMA = 1;
 
-export function schemaMessageFromFooter(
-  file: string,
-  footer: Uint8Array,
-  footerAt: number,
-): Uint8Array {
-  const schemaTable = footerSchemaTable(file, footer, footerAt);
+export function schemaMessageFromFooter(footer: Uint8Array, footerAt: number): Uint8Array {
+  const fb = new Bounds(footer, footerAt);
+  const schemaTable = fb.child(fb.table(fb.u32(0), 'footer'), FOOTER_SCHEMA, 'footer schema');
+  if (schemaTable === undefined) {
+    throw new ArrowBatchError('TWG_ARROW_IPC_INVALID', 'the footer holds no schema', {
+      offset: footerAt,
+    });
+  }
   const metadataLength = FOOTER_AT + Math.ceil(footer.byteLength / 8) * 8;
   const framed = new Uint8Array(8 + metadataLength);
   const v = new DataView(framed.buffer);
