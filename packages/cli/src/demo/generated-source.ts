@@ -1,4 +1,5 @@
 import {
+  InvalidInputError,
   offsetSpan,
   sourcePartition,
   type SourceBatch,
@@ -56,6 +57,10 @@ export class GeneratedSource implements StoreManagedSource {
   }
 
   cursorAt(partition: SourcePartition, next: number): SourceCursor {
+    this.own(partition);
+    if (!Number.isSafeInteger(next) || next < 0) {
+      throw new InvalidInputError('TWG_POSITION_INVALID', 'next', `${next} is not an offset`);
+    }
     return {
       kind: 'page',
       cursor: `${partition.partition}:${next}`,
@@ -71,12 +76,33 @@ export class GeneratedSource implements StoreManagedSource {
   }
 
   seek(partition: SourcePartition, cursor: SourceCursor): void {
+    this.own(partition);
     if (cursor.kind !== 'page' || cursor.cursor !== `${partition.partition}:${cursor.nextOffset}`) {
-      throw new Error(
+      throw new InvalidInputError(
+        'TWG_POSITION_INVALID',
+        'cursor',
         `generated source cannot resume ${partition.topic}/${partition.partition} from this ${cursor.kind} cursor`,
       );
     }
     this.next[partition.partition] = cursor.nextOffset;
+  }
+
+  /** Refuses a partition this source does not generate, naming it. */
+  private own(partition: SourcePartition): void {
+    const { topic, partitions } = this.options;
+    if (
+      partition.topic !== topic ||
+      !Number.isInteger(partition.partition) ||
+      partition.partition < 0 ||
+      partition.partition >= partitions
+    ) {
+      throw new InvalidInputError(
+        'TWG_POSITION_INVALID',
+        'partition',
+        `${partition.topic}/${partition.partition} is not a partition of the generated source ` +
+          `(${topic}/0..${partitions - 1})`,
+      );
+    }
   }
 
   pause(partitions: readonly SourcePartition[]): void {

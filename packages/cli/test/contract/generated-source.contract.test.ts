@@ -5,48 +5,39 @@ import { GeneratedSource } from '../../src/demo/generated-source.js';
 const TOPIC = 'demo';
 const PAYLOAD = 4;
 
-describeSourceContract(
-  'GeneratedSource (the demo source)',
-  {
-    // It generates its own records from (partition, offset); the fixture says what it delivers.
-    features: {
-      partitions: 2,
-      keys: false,
-      headers: false,
-      nullHeaderValues: false,
-      tombstones: false,
-      cursors: 'any-offset',
-    },
-    seed: async (written) => {
-      const partitions = written.length;
-      const recordsPerPartition = written[0]?.length ?? 0;
-      const value = (partition: number, offset: number) =>
-        Buffer.from(JSON.stringify({ partition, offset, note: 'x'.repeat(PAYLOAD) }), 'utf8');
-      return {
-        logs: Array.from({ length: partitions }, (_, p) => ({
-          partition: { topic: TOPIC, partition: p },
-          records: Array.from({ length: recordsPerPartition }, (_, offset) => ({
-            offset,
-            key: null,
-            value: value(p, offset),
-            headers: [],
-          })),
+describeSourceContract('GeneratedSource (the demo source)', {
+  // It generates its own records from (partition, offset); the fixture says what it delivers.
+  features: {
+    partitions: 2,
+    keys: false,
+    headers: false,
+    nullHeaderValues: false,
+    tombstones: false,
+    cursors: 'any-offset',
+  },
+  seed: async (written) => {
+    const partitions = written.length;
+    const recordsPerPartition = written[0]?.length ?? 0;
+    const value = (partition: number, offset: number) =>
+      Buffer.from(JSON.stringify({ partition, offset, note: 'x'.repeat(PAYLOAD) }), 'utf8');
+    return {
+      logs: Array.from({ length: partitions }, (_, p) => ({
+        partition: { topic: TOPIC, partition: p },
+        records: Array.from({ length: recordsPerPartition }, (_, offset) => ({
+          offset,
+          key: null,
+          value: value(p, offset),
+          headers: [],
         })),
-        open: async () =>
-          new GeneratedSource({
-            topic: TOPIC,
-            partitions,
-            recordsPerPartition,
-            batchSize: 4,
-            payloadBytes: PAYLOAD,
-          }),
-      };
-    },
+      })),
+      open: async () =>
+        new GeneratedSource({
+          topic: TOPIC,
+          partitions,
+          recordsPerPartition,
+          batchSize: 4,
+          payloadBytes: PAYLOAD,
+        }),
+    };
   },
-  {
-    // cursorAt places any partition, even one it does not read, and seek
-    // refuses a foreign cursor with a plain Error (no TWG_ code): cli has no
-    // errors.ts yet. Reported for the lead (issue 14).
-    knownViolations: ['a position it cannot take'],
-  },
-);
+});
