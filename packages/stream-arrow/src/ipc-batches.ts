@@ -27,16 +27,19 @@ export interface DecodeOptions {
 /**
  * The batches of checked IPC stream bytes (`messages` is their scan: one
  * schema first, then dictionary and record batches), each checked in full.
+ * The stream may come as chunks, each holding whole messages (a file whose
+ * schema is only in its footer: the schema message, then the file's
+ * messages in place), so that nothing is copied to join them.
  * Compressed bodies are decompressed first, so apache-arrow only ever reads
  * plain bodies whose every length was checked.
  */
 export function readIpcBatches(
-  bytes: Uint8Array,
+  bytes: Uint8Array | readonly Uint8Array[],
   messages: readonly ScannedMessage[],
   options: DecodeOptions,
 ): RecordBatch[] {
   checkMessageOrder(messages);
-  let plain = bytes;
+  let plain: Uint8Array | readonly Uint8Array[] = bytes;
   const compressed = messages.find((m) => m.compressed);
   if (compressed !== undefined) {
     const codecs = options.codecs;
@@ -108,9 +111,10 @@ function checkMessageOrder(messages: readonly ScannedMessage[]): void {
   }
 }
 
-function readAll(bytes: Uint8Array): RecordBatch[] {
+function readAll(bytes: Uint8Array | readonly Uint8Array[]): RecordBatch[] {
   try {
-    return [...RecordBatchReader.from(bytes)];
+    // Chunks are read in place: apache-arrow's byte stream takes any iterable of views.
+    return [...RecordBatchReader.from(bytes instanceof Uint8Array ? bytes : [...bytes])];
   } catch (cause) {
     throw new ArrowBatchError(
       'TWG_ARROW_IPC_INVALID',

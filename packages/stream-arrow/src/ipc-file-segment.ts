@@ -78,13 +78,13 @@ export function readIpcFileSegmentBlocks(
   const scanned = (type: MessageHeader) => messages.filter((m) => m.headerType === type);
   sameBlocks(listed.dictionaries, scanned(MessageHeader.DictionaryBatch), 'dictionary', footerAt);
   sameBlocks(listed.recordBatches, scanned(MessageHeader.RecordBatch), 'record batch', footerAt);
-  let stream = region;
+  let stream: Uint8Array | Uint8Array[] = region;
   let all = messages;
   if (messages[0]?.headerType !== MessageHeader.Schema) {
+    // The schema message, then the file's messages where they lie: joining
+    // them would copy every byte of the file once more.
     const schema = schemaMessageFromFooter(footer, footerAt);
-    stream = new Uint8Array(schema.byteLength + region.byteLength);
-    stream.set(schema, 0);
-    stream.set(region, schema.byteLength);
+    stream = [schema, region];
     all = [...scanIpcStream(schema, footerAt), ...messages];
   }
   const batches = readIpcBatches(stream, all, options);
