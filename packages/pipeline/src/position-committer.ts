@@ -1,5 +1,15 @@
-import { partitionKey, ThalwegError, type SourcePartition } from '@thalweg/connector-core';
+import {
+  backoffDelay,
+  partitionKey,
+  sleep,
+  ThalwegError,
+  type BackoffPolicy,
+  type SourcePartition,
+} from '@thalweg/connector-core';
 import { PipelineError } from './errors.js';
+
+/** Between failed commit rounds at shutdown: a broker blip must not use up the failure limit. */
+const DRAIN_BACKOFF: BackoffPolicy = { baseDelayMs: 20, maxDelayMs: 1000 };
 
 /** Stores a position: a broker commit, or a cursor saved in the offset store. */
 export type CommitPosition = (partition: SourcePartition, next: number) => Promise<void>;
@@ -104,13 +114,10 @@ export class PositionCommitter {
   async drain(): Promise<void> {
     // Failed rounds back off: a broker blip at shutdown must not use up the
     // failure limit in a few milliseconds.
-    for (let attempt = 0; this.hasPending();) {
+    for (let failed = 0; this.hasPending();) {
       const before = this.failures;
       await this.commitPending();
-      if (this.failures > before) {
-        const delay = Math.min(1000, 20 * 2 ** attempt++);
-        await new Promise((resolve) => setTimeout(resolve, delay));
-      }
+      if (this.failures > before) await sleep(backoffDelay(DRAIN_BACKOFF, ++failed));
     }
   }
 

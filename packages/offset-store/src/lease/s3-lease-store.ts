@@ -1,4 +1,5 @@
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
+import { backoffDelay, sleep, type RetryPolicy } from '@thalweg/connector-core';
 import { LeaseBackend } from './lease-backend.js';
 import { decodeLease, encodeLease } from './lease-document.js';
 import { LeaseError } from './lease-errors.js';
@@ -7,15 +8,12 @@ import { S3LeaseObjects, type LeaseObjects, type StoredObject } from './lease-ob
 import { compareLeaseKeys, holds, leaseStateOf, type LeaseRecord } from './lease-record.js';
 import type { Lease, LeaseState } from './lease-store.js';
 
-export interface LeaseRetryPolicy {
-  /** Conditional writes of one call before it gives up with TWG_LEASE_CONTENTION. */
-  readonly maxAttempts: number;
-  /** Backoff after the second lost write; doubles per loss with full jitter, up to `maxDelayMs`. */
-  readonly baseDelayMs: number;
-  readonly maxDelayMs: number;
-}
-
-export const DEFAULT_LEASE_RETRY: LeaseRetryPolicy = {
+/**
+ * Conditional writes of one call before it gives up with
+ * TWG_LEASE_CONTENTION, and the backoff after the second lost write:
+ * connector-core's one retry policy.
+ */
+export const DEFAULT_LEASE_RETRY: RetryPolicy = {
   maxAttempts: 8,
   baseDelayMs: 10,
   maxDelayMs: 500,
@@ -33,7 +31,7 @@ interface S3LeaseStoreCommon {
    * the processes sharing the bucket. Must be much smaller than the TTL.
    */
   readonly clockSkewMarginMs?: number;
-  readonly retry?: Partial<LeaseRetryPolicy>;
+  readonly retry?: Partial<RetryPolicy>;
   /** This process's clock, milliseconds since the epoch (injectable for tests). */
   readonly now?: () => number;
 }
@@ -81,7 +79,7 @@ export type S3LeaseStoreOptions = S3LeaseStoreCommon &
  */
 export class S3LeaseStore extends LeaseBackend {
   readonly clockSkewMarginMs: number;
-  private readonly retry: LeaseRetryPolicy;
+  private readonly retry: RetryPolicy;
   private readonly now: () => number;
 
   private constructor(
@@ -219,10 +217,7 @@ export class S3LeaseStore extends LeaseBackend {
       }
       // The first loss is answered by the fresh read at once; repeated
       // losses (writers racing on a claimable key) back off with jitter.
-      if (lost > 1) {
-        const cap = Math.min(this.retry.maxDelayMs, this.retry.baseDelayMs * 2 ** (lost - 2));
-        await new Promise((resolve) => setTimeout(resolve, Math.random() * cap));
-      }
+      if (lost > 1) await sleep(backoffDelay(this.retry, lost - 1));
     }
   }
 

@@ -5,16 +5,14 @@ import {
   S3ServiceException,
   type S3Client,
 } from '@aws-sdk/client-s3';
+import { backoffDelay, sleep, type RetryPolicy } from '@thalweg/connector-core';
 import { CoverageError } from '../errors.js';
 
-export interface RetryPolicy {
-  /** Attempts of one read-merge-write before giving up with TWG_COVERAGE_CONTENTION. */
-  readonly maxAttempts: number;
-  /** First backoff; doubles per attempt with full jitter, up to `maxDelayMs`. */
-  readonly baseDelayMs: number;
-  readonly maxDelayMs: number;
-}
-
+/**
+ * Attempts of one read-merge-write before it gives up with
+ * TWG_COVERAGE_CONTENTION, and the full-jitter backoff between them:
+ * connector-core's one retry policy.
+ */
 export const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 12, baseDelayMs: 10, maxDelayMs: 1000 };
 
 /**
@@ -59,8 +57,7 @@ export async function updateObject(
           e,
         );
       }
-      const cap = Math.min(retry.maxDelayMs, retry.baseDelayMs * 2 ** (attempt - 1));
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * cap));
+      await sleep(backoffDelay(retry, attempt));
     }
   }
 }

@@ -2,7 +2,8 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { parseConfig, type SinkId } from '@thalweg/connector-core';
 import { z } from 'zod';
 import { attempts, intIn, MAX_TIMER_MS, nonEmptyText, sinkList } from '../store-options.js';
-import { DEFAULT_RETRY, type RetryPolicy } from './conditional-object.js';
+import type { RetryPolicy } from '@thalweg/connector-core';
+import { DEFAULT_RETRY } from './conditional-object.js';
 
 export interface S3CoverageSettings {
   /** The client, and whether this store made it (and so destroys it on close). */

@@ -4,7 +4,8 @@ import { CoverageBackend } from '../coverage-backend.js';
 import type { CoverageDelta, CoverageKey, CursorKey } from '../coverage-store.js';
 import { checkRewind, laterCursor } from '../cursor-check.js';
 import { RangeSet } from '../range-set.js';
-import { getObject, updateObject, type RetryPolicy } from './conditional-object.js';
+import type { RetryPolicy } from '@thalweg/connector-core';
+import { getObject, updateObject } from './conditional-object.js';
 import {
   decodeCoverage,
   decodeCursors,
