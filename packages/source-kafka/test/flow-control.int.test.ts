@@ -25,10 +25,21 @@ describe('KafkaGroupSource flow control', () => {
     for (let i = 0; i < 6; i++) await fx.sendNumbered(topic, 3, 30 + i * 3, 3);
     // Partitions 1 and 2 deliver their 12 new records; partition 0 stays silent.
     await c.until((x) => x.batches.slice(pausedAt).flatMap((b) => b.records).length >= 12);
-    await c.drainFor(400);
+    // Markers, written after partition 0's new records, to the partitions
+    // still read: once both are back, a fetch that ignored the pause would
+    // have brought partition 0's records too (absence shown by a marker, not
+    // by waiting a while).
+    await fx.send(topic, [
+      { partition: 1, key: 'm1', value: 'marker-1' },
+      { partition: 2, key: 'm2', value: 'marker-2' },
+    ]);
+    await c.until((x) => {
+      const seen = x.batches.slice(pausedAt).flatMap((b) => b.records.map((r) => text(r.value)));
+      return seen.includes('marker-1') && seen.includes('marker-2');
+    });
     const whilePaused = c.batches.slice(pausedAt);
     expect(recordsOf(whilePaused, 0)).toEqual([]);
-    expect(recordsOf(whilePaused, 1).length + recordsOf(whilePaused, 2).length).toBe(12);
+    expect(recordsOf(whilePaused, 1).length + recordsOf(whilePaused, 2).length).toBe(14);
     expect(source.stats().pausedByPipeline).toEqual([p0]);
 
     source.resume([p0]);

@@ -178,15 +178,6 @@ export class BatchCollector {
     }
   }
 
-  /** Pulls for `ms` and returns what arrived meanwhile. */
-  async drainFor(ms: number): Promise<SourceBatch[]> {
-    const from = this.batches.length;
-    const deadline = Date.now() + ms;
-    for (let left = ms; left > 0 && !this.ended; left = deadline - Date.now())
-      await this.pull(left);
-    return this.batches.slice(from);
-  }
-
   private async pull(ms: number): Promise<void> {
     this.pending ??= this.iterator.next();
     let timer: NodeJS.Timeout | undefined;
