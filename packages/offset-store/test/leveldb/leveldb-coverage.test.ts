@@ -158,8 +158,11 @@ describe('LevelDB local tier', () => {
     let release = (): void => undefined;
     const held = new Promise<void>((resolve) => (release = resolve));
     let failures = 1;
+    let inFlight = (): void => undefined;
+    const reached = new Promise<void>((resolve) => (inFlight = resolve));
     db.batch = async (ops) => {
       if (failures-- > 0) {
+        inFlight();
         await held;
         throw new Error('injected: disk full');
       }
@@ -167,7 +170,9 @@ describe('LevelDB local tier', () => {
     };
     const key = { sink: A, topic: 'orders', partition: 0 };
     const failing = store.recordDurable([receipt(A, 10, 20), receipt(A, 5, 8, 'orders', 1)]);
-    await new Promise((r) => setTimeout(r, 20));
+    // Observed from now on; awaited below.
+    failing.catch(() => undefined);
+    await reached;
     // Asked while the batch is in flight, answered once it has failed.
     const reading = Promise.all([store.covered(key), store.destinations()]);
     release();
