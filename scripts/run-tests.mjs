@@ -50,7 +50,14 @@ for (const [i, node] of nodes.entries()) {
     process.exit(run.status || 1);
   }
   const p = report.numPassedTests;
-  const f = report.numFailedTests + (report.numFailedTestSuites ?? 0);
+  // Failed tests, plus files that failed with no failed test (a file that
+  // could not load, an error outside any test). numFailedTestSuites would
+  // count each describe block of a failed test once more.
+  const crashed = (report.testResults ?? []).filter(
+    (file) =>
+      file.status === 'failed' && !(file.assertionResults ?? []).some((t) => t.status === 'failed'),
+  ).length;
+  const f = report.numFailedTests + crashed;
   const s = report.numPendingTests + report.numTodoTests;
   console.error(`Node ${version}: ${p} passed, ${f} failed${s > 0 ? `, ${s} skipped` : ''}`);
   if (p === 0) {
