@@ -251,29 +251,41 @@ const malformedRefused: SinkContractCase = {
     }),
 };
 
-const transientRetried: SinkContractCase = {
-  name: 'a transient failure is retried in place: every batch lands, confirmed once and in order',
-  applies: (f) => f.faults?.includes('transient') === true,
-  run: (factory) =>
-    withSubject(factory, async (subject, target) => {
-      const clause = 'a transient failure costs a retry, never a batch';
-      subject.inject?.('transient');
-      const spans = contractSpans(2);
-      for (const span of spans) await submitSpan(factory, subject, target, span);
-      const flushed = await outcome(subject.sink.flush());
-      check(
-        flushed.ok,
-        clause,
-        () => `flush rejected: ${flushed.ok ? '' : describeError(flushed.error)}`,
-      );
-      check(
-        target.confirmedSpans().join(',') === spans.map(spanKey).join(','),
-        clause,
-        () => `confirmed ${target.confirmedSpans().join(', ')}`,
-      );
-      await checkHeldOnce(clause, factory, subject, spans, target);
-    }),
-};
+/**
+ * A fault the sink survives on its own (a transient failure retried in
+ * place, a poisoned stream rebuilt and replayed): after it, every batch has
+ * landed, confirmed once and in order, and the store holds each once.
+ */
+function survives(fault: 'transient' | 'poison', name: string, clause: string): SinkContractCase {
+  return {
+    name,
+    applies: (f) => f.faults?.includes(fault) === true,
+    run: (factory) =>
+      withSubject(factory, async (subject, target) => {
+        subject.inject?.(fault);
+        const spans = contractSpans(2);
+        for (const span of spans) await submitSpan(factory, subject, target, span);
+        const flushed = await outcome(subject.sink.flush());
+        check(
+          flushed.ok,
+          clause,
+          () => `flush rejected: ${flushed.ok ? '' : describeError(flushed.error)}`,
+        );
+        check(
+          target.confirmedSpans().join(',') === spans.map(spanKey).join(','),
+          clause,
+          () => `confirmed ${target.confirmedSpans().join(', ')}`,
+        );
+        await checkHeldOnce(clause, factory, subject, spans, target);
+      }),
+  };
+}
+
+const transientRetried = survives(
+  'transient',
+  'a transient failure is retried in place: every batch lands, confirmed once and in order',
+  'a transient failure costs a retry, never a batch',
+);
 
 const fatalStops: SinkContractCase = {
   name: 'a fatal failure fails the sink with a coded, non-retryable error and confirms nothing after it',
@@ -305,29 +317,11 @@ const fatalStops: SinkContractCase = {
     }),
 };
 
-const poisonRebuilt: SinkContractCase = {
-  name: 'a poisoned stream is rebuilt and replayed: every batch lands and is confirmed once, in order',
-  applies: (f) => f.faults?.includes('poison') === true,
-  run: (factory) =>
-    withSubject(factory, async (subject, target) => {
-      const clause = 'poison rebuilds the stream and loses nothing';
-      subject.inject?.('poison');
-      const spans = contractSpans(2);
-      for (const span of spans) await submitSpan(factory, subject, target, span);
-      const flushed = await outcome(subject.sink.flush());
-      check(
-        flushed.ok,
-        clause,
-        () => `flush rejected: ${flushed.ok ? '' : describeError(flushed.error)}`,
-      );
-      check(
-        target.confirmedSpans().join(',') === spans.map(spanKey).join(','),
-        clause,
-        () => `confirmed ${target.confirmedSpans().join(', ')}`,
-      );
-      await checkHeldOnce(clause, factory, subject, spans, target);
-    }),
-};
+const poisonRebuilt = survives(
+  'poison',
+  'a poisoned stream is rebuilt and replayed: every batch lands and is confirmed once, in order',
+  'poison rebuilds the stream and loses nothing',
+);
 
 /** Every clause of the sink contract, in the order the suite runs them. */
 export const SINK_CONTRACT_CASES: readonly SinkContractCase[] = [
