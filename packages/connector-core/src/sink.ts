@@ -1,4 +1,5 @@
 import type { Confirm, Lane } from './confirm.js';
+import type { DeliveryPressure } from './delivery/delivery-pressure.js';
 import type { DurableGuarantee, Durability } from './durability.js';
 import type { OffsetSpan, SourcePartition } from './offset-span.js';
 import type { SinkId } from './sink-id.js';
@@ -37,6 +38,13 @@ export interface Sink<L extends Lane, B> {
   flush(): Promise<void>;
   /** Flushes, then releases the transport. Submitting after close throws. */
   close(): Promise<void>;
+  /**
+   * Its queue's fill and its failing writes, now. The pipeline reads the
+   * primary raw's on every flow-control cycle: its queue filling is the
+   * channel signal, its failing writes the write-failure signal. A sink
+   * without it reads as an empty queue with no failures.
+   */
+  pressure?(): DeliveryPressure;
 }
 
 /**

@@ -58,6 +58,14 @@ interface SourceBase {
   readonly origin: SourceOrigin;
   /** Yields batches until `signal` aborts or the source ends. */
   batches(signal: AbortSignal): AsyncIterable<SourceBatch>;
+  /**
+   * Fill of the source's own bounded prefetch (fetched, not yet yielded),
+   * 0..1: a channel signal of flow control. Batches held back because the
+   * pipeline paused their partition are not counted (that queue is full by
+   * the pipeline's own hand). A source that fetches only when asked has no
+   * prefetch, and omits it.
+   */
+  prefetchFill?(): number;
   /** Stops fetching the given partitions (backpressure); batches already yielded are unaffected. */
   pause(partitions: readonly SourcePartition[]): void;
   resume(partitions: readonly SourcePartition[]): void;

@@ -9,7 +9,18 @@ import {
 const RECORD_OVERHEAD = 64;
 
 export function recordBytes(r: SourceRecord): number {
-  return RECORD_OVERHEAD + r.value.byteLength + (r.key?.byteLength ?? 0) + headersSize(r.headers);
+  return RECORD_OVERHEAD + payloadOf(r);
+}
+
+/** The record's own bytes as the source delivered them: value, key and headers. */
+export function payloadOf(r: SourceRecord): number {
+  return r.value.byteLength + (r.key?.byteLength ?? 0) + headersSize(r.headers);
+}
+
+export function payloadBytes(batch: SourceBatch): number {
+  let bytes = 0;
+  for (const r of batch.records) bytes += payloadOf(r);
+  return bytes;
 }
 
 export function batchBytes(batch: SourceBatch): number {

@@ -3,10 +3,12 @@ import {
   BottleneckDiagnoser,
   buildHealthReport,
   ByteBudget,
+  ExpansionEstimator,
   SourceThrottle,
   StuckDetector,
   type BackpressureDecision,
   type Clock,
+  type DeliveryPressure,
   type FlowControlConfig,
   type HealthReport,
   type QuarantineLaneStats,
@@ -16,8 +18,11 @@ import {
 /** What the governor samples each cycle. */
 export interface FlowSample {
   readonly memoryBytes: number;
-  readonly consecutiveWriteFailures: number;
-  /** Grows with every record raw acknowledged and every fetch that found the source drained. */
+  /** The primary raw's queue fill and failing writes (`Sink.pressure`). */
+  readonly raw: DeliveryPressure;
+  /** The source's prefetch fill, 0..1; 0 for a source without one. */
+  readonly sourceFill: number;
+  /** Grows with every batch read and every record raw acknowledged. */
   readonly progress: number;
 }
 
@@ -31,28 +36,34 @@ export interface FlowCycle {
 /**
  * The flow-control mechanisms of connector-core, evaluated together on one
  * cycle: the byte budget bounds bytes between fetch and raw's durable ack,
- * the state machine turns memory and budget saturation into a batch factor
- * and a source pause, the stuck detector tells a deadlock from a slow sink,
- * and the bottleneck diagnosis names a sink that sets the pace.
+ * the state machine turns memory, channel fill and raw's failing writes into
+ * a batch factor and a source pause, the stuck detector tells a deadlock
+ * from a slow sink, and the bottleneck diagnosis names a sink that sets the
+ * pace.
  *
- * The state machine decides on memory and raw's write failures. The byte
- * budget's saturation is passed as the channel fill, but capped just below
- * the degraded threshold: it tells the machine that high memory is explained
- * by records in flight (pressure, not allocator fragmentation), and never
- * drives the state by itself. The budget already stops admission when it is
- * full; reading a busy backlog as Critical would pause the source for a
- * whole hold period after the budget frees. Secondary queues are left out
- * on purpose: a full secondary sheds to gaps and must never pause the
- * source. Saturation also drives the bottleneck diagnosis.
+ * The channel fill is the fuller of the two queues on the gating path:
+ * the source's prefetch and raw's submit queue. The write-failure signal is
+ * raw's segment writes failing in a row. Secondary queues are left out on
+ * purpose: a full secondary sheds to gaps and must never pause the source.
+ *
+ * An idle pipeline is not a stuck one: a cycle that finds nothing held (no
+ * bytes in the budget, both queues empty) counts as progress, so a drained
+ * source with a large heap never reads as a deadlock. Stuck needs something
+ * held and nothing moving.
  */
 export class FlowGovernor {
   readonly budget: ByteBudget;
   readonly throttle = new SourceThrottle();
+  /** The p95 expansion the budget is charged with (admission.ts). */
+  readonly expansion: ExpansionEstimator;
   private readonly machine: BackpressureStateMachine;
   private readonly stuckDetector: StuckDetector;
   private readonly diagnoser: BottleneckDiagnoser;
   private wasPaused = false;
-  private readonly fillCap: number;
+  /** Cycles that found nothing held: progress of an idle pipeline. */
+  private idleCycles = 0;
+  private lastFill = 0;
+  private lastWriteFailures = 0;
 
   constructor(
     private readonly config: FlowControlConfig,
@@ -60,7 +71,7 @@ export class FlowGovernor {
     private readonly clock: Clock,
   ) {
     this.budget = new ByteBudget(config.byteBudget, clock);
-    this.fillCap = config.backpressure.channels.degradedFill * 0.99;
+    this.expansion = new ExpansionEstimator(config.expansion);
     this.machine = new BackpressureStateMachine(config.backpressure, {
       startedAt: clock.now(),
       throttle: this.throttle,
@@ -78,17 +89,20 @@ export class FlowGovernor {
     this.budget.tick();
     const saturation = this.budget.saturation;
     const memoryRatio = Math.min(1, sample.memoryBytes / this.memoryLimitBytes);
-    const channelFill = Math.min(saturation, this.fillCap);
+    const channelFill = Math.min(1, Math.max(sample.raw.queueFill, sample.sourceFill));
+    if (channelFill === 0 && this.budget.stats().inFlightBytes === 0) this.idleCycles += 1;
+    this.lastFill = channelFill;
+    this.lastWriteFailures = sample.raw.consecutiveFailures;
     const backpressure = this.machine.evaluate(
       {
         memoryRatio,
         channelFill,
-        consecutiveWriteFailures: sample.consecutiveWriteFailures,
+        consecutiveWriteFailures: sample.raw.consecutiveFailures,
       },
       now,
     );
     const stuck = this.stuckDetector.evaluate(
-      { memoryRatio, channelFill, progress: sample.progress },
+      { memoryRatio, channelFill, progress: sample.progress + this.idleCycles },
       now,
     );
     this.diagnoser.evaluate({ saturation, memoryRatio }, now);
@@ -114,12 +128,18 @@ export class FlowGovernor {
     readonly batchFactor: number;
     readonly stuck: string;
     readonly bottleneck: string;
+    readonly channelFill: number;
+    readonly rawWriteFailures: number;
+    readonly expansionRatio: number;
   } {
     return {
       state: this.machine.state.kind,
       batchFactor: this.machine.decision.batchFactor,
       stuck: this.stuckDetector.current.level,
       bottleneck: this.diagnoser.current.kind,
+      channelFill: this.lastFill,
+      rawWriteFailures: this.lastWriteFailures,
+      expansionRatio: this.expansion.ratio,
     };
   }
 }

@@ -1,4 +1,9 @@
-import type { Source } from '@thalweg/connector-core';
+import {
+  NO_PRESSURE,
+  type ReplayableSink,
+  type Source,
+  type SourceBatch,
+} from '@thalweg/connector-core';
 import { PipelineError } from './errors.js';
 import type { FailureLatch } from './failure-latch.js';
 import type { FlowGovernor } from './flow-governor.js';
@@ -9,6 +14,7 @@ export interface FlowTickDeps {
   readonly governor: FlowGovernor;
   readonly gating: GatingState;
   readonly source: Source;
+  readonly raw: ReplayableSink<SourceBatch>;
   readonly perLane: PerLane;
   readonly failure: FailureLatch;
   readonly memoryUsage: () => number;
@@ -17,8 +23,8 @@ export interface FlowTickDeps {
 
 /**
  * One flow-control cycle, every `evaluateEveryMs` on the pipeline's
- * scheduler: the governor decides on memory, raw's commit failures and
- * progress, the source is paused or resumed on its decision, a stuck run is
+ * scheduler: the governor decides on memory, the fill of raw's queue and of
+ * the source's prefetch, raw's failing writes and progress, the source is paused or resumed on its decision, a stuck run is
  * stopped, then the background work of the cycle starts: a commit of the
  * newest durable positions, one coverage round per lane, and a quarantine
  * with no writer let go. The promise ends when that work has, and never
@@ -29,7 +35,8 @@ export function flowTick(deps: FlowTickDeps): Promise<void> {
   const { governor, gating, log } = deps;
   const cycle = governor.evaluate({
     memoryBytes: deps.memoryUsage(),
-    consecutiveWriteFailures: gating.committer.stats().consecutiveFailures,
+    raw: deps.raw.pressure?.() ?? NO_PRESSURE,
+    sourceFill: deps.source.prefetchFill?.() ?? 0,
     progress: gating.progress,
   });
   if (cycle.backpressure.kind === 'transition') {

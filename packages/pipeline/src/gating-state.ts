@@ -12,6 +12,8 @@ export interface GatingCounts {
   durableBatches: number;
   durableRecords: number;
   droppedAcks: number;
+  /** Pieces (single records) larger than the budget could grant, passed to raw outside it. */
+  oversizedPieces: number;
 }
 
 /**
@@ -34,6 +36,7 @@ export class GatingState {
     durableBatches: 0,
     durableRecords: 0,
     droppedAcks: 0,
+    oversizedPieces: 0,
   };
   /** Grows with every batch read and every record raw made durable: the stuck detector's progress. */
   progress = 0;

@@ -5,6 +5,7 @@ import {
   type Source,
   type SourceBatch,
 } from '@thalweg/connector-core';
+import { admit, grantablePieceBytes, observeExpansion } from './admission.js';
 import { batchBytes, recordBytes, splitBatch } from './batch-split.js';
 import { PipelineError } from './errors.js';
 import type { FailureLatch } from './failure-latch.js';
@@ -30,9 +31,11 @@ export interface IngestDeps {
 
 /**
  * The ingest loop: reads the source until it ends or the run aborts. Each
- * batch is cut into pieces the batch factor allows, each piece charged to
- * the byte budget, registered with the tracker and submitted to raw, then
- * offered to every secondary lane (which never waits). A raw refusal fails
+ * batch is cut into pieces the batch factor and the budget allow, each piece
+ * charged to the byte budget with its estimated expansion (a single record
+ * too large for what the budget can grant passes outside it), registered
+ * with the tracker and submitted to raw, then offered to every secondary
+ * lane (which never waits). A raw refusal fails
  * the run, and so does a partition resuming past a hole in raw
  * (raw-hole-guard.ts); nothing past either is committed.
  */
@@ -69,15 +72,18 @@ export async function readSource(deps: IngestDeps): Promise<void> {
       continue;
     }
     gating.committer.boundary(batch.span, batch.span.end);
+    observeExpansion(governor.expansion, batch);
     for (const piece of pieces(deps, batch)) {
-      const cost = await admit(governor, batchBytes(piece), signal);
+      const admitted = await admit(governor.budget, governor.expansion, piece, signal);
+      const cost = admitted.kind === 'budgeted' ? admitted.cost : 0;
       if (gating.inflight.generation(piece.span) !== generation) {
         // Revoked while this batch waited for the budget: the new owner reads
         // it again. Registering it would leave a span that is never acked.
-        governor.budget.release(cost, 'abandoned');
+        if (cost > 0) governor.budget.release(cost, 'abandoned');
         gating.counts.droppedAcks += 1;
         break;
       }
+      if (admitted.kind === 'oversized') gating.counts.oversizedPieces += 1;
       gating.tracker.register(piece.span);
       gating.inflight.add(piece.span, { cost, generation, records: piece.records.length });
       try {
@@ -101,27 +107,20 @@ export async function readSource(deps: IngestDeps): Promise<void> {
   }
 }
 
+/**
+ * The batch cut to the batch factor's share of the configured sizes, and
+ * never larger than what the byte budget can grant now (admission.ts).
+ */
 function pieces(deps: IngestDeps, batch: SourceBatch): SourceBatch[] {
-  const factor = deps.governor.batchFactor;
-  const config = deps.config;
+  const { governor, config } = deps;
+  const factor = governor.batchFactor;
   const maxRecords =
     config.granularity === 'record' ? 1 : Math.max(1, Math.floor(config.maxBatchRecords * factor));
-  const maxBytes = Math.max(1, Math.floor(config.maxBatchBytes * factor));
+  const maxBytes = Math.min(
+    Math.max(1, Math.floor(config.maxBatchBytes * factor)),
+    grantablePieceBytes(governor.budget, governor.expansion),
+  );
   return splitBatch(batch, { maxRecords, maxBytes });
-}
-
-/** Charges the byte budget; a piece larger than what may be granted takes all of it. */
-async function admit(governor: FlowGovernor, bytes: number, signal: AbortSignal): Promise<number> {
-  const budget = governor.budget;
-  const cost = Math.max(1, Math.min(bytes, budget.stats().limitBytes));
-  const now = budget.tryAcquire(cost);
-  if (now.kind === 'granted') return cost;
-  const outcome = now.kind === 'wait' ? await budget.acquire(cost, signal) : now;
-  if (outcome.kind === 'oversized') {
-    // Cannot happen with cost capped at the limit; refuse rather than run unbudgeted.
-    throw new PipelineError('TWG_PIPELINE_STATE', `byte budget refused ${cost} bytes`);
-  }
-  return cost;
 }
 
 /** Records above `maxRecordBytes` never reach a secondary: raw's quarantine counts them. */

@@ -25,6 +25,8 @@ export interface PipelineStats {
     /** Acknowledgements of partitions revoked since their spans were read: never applied. */
     readonly droppedAcks: number;
     readonly inflightSpans: number;
+    /** Single records larger than the byte budget could grant, written outside it. */
+    readonly oversizedPieces: number;
   };
   readonly positions: CommitterStats;
   readonly secondaries: readonly SecondaryStats[];
@@ -40,5 +42,11 @@ export interface PipelineStats {
     readonly bottleneck: string;
     readonly sourcePaused: boolean;
     readonly budget: ByteBudgetStats;
+    /** The channel fill of the last cycle: the fuller of raw's queue and the source's prefetch. */
+    readonly channelFill: number;
+    /** Raw's segment writes failing in a row at the last cycle. */
+    readonly rawWriteFailures: number;
+    /** The expansion ratio the budget is charged with (p95 of recent batches, the seed before). */
+    readonly expansionRatio: number;
   };
 }

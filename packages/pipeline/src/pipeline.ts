@@ -106,6 +106,7 @@ export class Pipeline {
         durableRecords: c.durableRecords,
         droppedAcks: c.droppedAcks,
         inflightSpans: gating.inflight.size,
+        oversizedPieces: c.oversizedPieces,
       },
       positions: gating.committer.stats(),
       secondaries: lanes.map((l) => l.stats()),

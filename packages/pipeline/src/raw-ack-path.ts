@@ -53,7 +53,8 @@ function onRawDurable(
     );
     return;
   }
-  budget.release(entry.cost);
+  // An oversized piece passed outside the budget and holds no permits.
+  if (entry.cost > 0) budget.release(entry.cost);
   gating.counts.durableBatches += 1;
   gating.counts.durableRecords += entry.records;
   gating.progress += entry.records;

@@ -83,7 +83,11 @@ describe('live flow control', () => {
       config: {
         memoryLimitBytes: 1000,
         maxBatchRecords: 100,
-        flowControl: { byteBudget: { bytes: 64 * 1024, warmUp: { fraction: 1 } } },
+        flowControl: {
+          byteBudget: { bytes: 64 * 1024, warmUp: { fraction: 1 } },
+          // Every piece costs its bytes as read: the budget holds all 800 records.
+          expansion: { seedRatio: 1 },
+        },
       },
     });
     const running = built.pipeline.run();

@@ -16,6 +16,8 @@ const pressure = {
   memoryLimitBytes: 1000,
   flowControl: {
     backpressure: { holdMs: 0, recoveryDwellMs: 0, workingSet: { idleChannelFill: 1e-6 } },
+    // A piece costs its bytes as read, so the budget arithmetic below is exact.
+    expansion: { seedRatio: 1 },
   },
 } as const;
 
@@ -104,7 +106,11 @@ describe('rebalance', () => {
     let memory = 0.1;
     const built = await build(source, {
       memoryUsage: () => memory * 1000,
-      raw: (r) => (r.mode = 'manual'),
+      // A small queue: the one batch raw holds keeps the memory explained (pressure, not fragmentation).
+      raw: (r) => {
+        r.mode = 'manual';
+        r.queueCapacity = 4;
+      },
       config: {
         ...pressure,
         flowControl: {

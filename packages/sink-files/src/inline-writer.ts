@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { Confirm, SourceBatch } from '@thalweg/connector-core';
+import type { Confirm, DeliveryPressure, SourceBatch } from '@thalweg/connector-core';
 import { BatchPacker } from './batch-packer.js';
 import { BufferPool } from './buffer-pool.js';
 import { RawSinkError, reasonOf } from './errors.js';
@@ -83,6 +83,10 @@ export class InlineWriter implements SegmentWriter {
 
   get counts(): LaneCounts {
     return this.raw.counts;
+  }
+
+  pressure(): DeliveryPressure {
+    return this.raw.pressure();
   }
 
   /** The durable step: one segment per burst, indexed before the lane confirms it. */

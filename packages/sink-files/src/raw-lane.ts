@@ -1,4 +1,10 @@
-import { AckLane, type Confirm, type DeliveryMetrics, type Pending } from '@thalweg/connector-core';
+import {
+  AckLane,
+  type Confirm,
+  type DeliveryMetrics,
+  type DeliveryPressure,
+  type Pending,
+} from '@thalweg/connector-core';
 import type { RawSinkEvent, ResolvedOptions } from './options.js';
 import type { PackedBatch } from './packed-batch.js';
 import type { SegmentIndex } from './segment-index.js';
@@ -102,11 +108,13 @@ export class RawLane {
     c.batchesWritten += part.length;
     for (const a of part) c.recordsWritten += a.records;
     c.maxBatchesPerBurst = Math.max(c.maxBatchesPerBurst, part.length);
+    this.metrics.consecutiveFailures.set(0);
   }
 
   /** A segment write failed and will be retried. */
   retried(file: string, attempt: number, error: unknown): void {
     this.metrics.retries.inc();
+    this.metrics.consecutiveFailures.set(this.metrics.consecutiveFailures.value + 1);
     this.report({ kind: 'write-retry', file, attempt, error });
   }
 
@@ -117,6 +125,14 @@ export class RawLane {
       this.report({ kind: 'failed', error });
     }
     await this.lane.fail(error);
+  }
+
+  /** The lane's fill and its segment writes failing in a row, for flow control. */
+  pressure(): DeliveryPressure {
+    return {
+      queueFill: this.lane.fill(),
+      consecutiveFailures: this.metrics.consecutiveFailures.value,
+    };
   }
 
   get metrics(): DeliveryMetrics {

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import {
   offsetSpan,
   type Confirm,
+  type DeliveryPressure,
   type OffsetSpan,
   type PrimaryRawDescriptor,
   type ReplayableSink,
@@ -258,6 +259,14 @@ export class RawSegmentSink implements ReplayableSink<SourceBatch> {
       queuedBatches: queued.items,
       queuedBytes: queued.bytes,
     };
+  }
+
+  /**
+   * The writer's queue fill and its segment writes failing in a row: the
+   * pipeline's channel and write-failure signals for flow control.
+   */
+  pressure(): DeliveryPressure {
+    return this.writer.pressure();
   }
 
   /** The failure that ended the writer, or null while it is healthy. */

@@ -1,4 +1,4 @@
-import type { Confirm, SourceBatch } from '@thalweg/connector-core';
+import type { Confirm, DeliveryPressure, SourceBatch } from '@thalweg/connector-core';
 import type { LaneCounts } from './raw-lane.js';
 
 /**
@@ -22,4 +22,6 @@ export interface SegmentWriter {
   /** Accepted and not yet durable (inline: not yet taken by the writer). */
   readonly queued: { readonly items: number; readonly bytes: number };
   readonly counts: LaneCounts;
+  /** The lane's fill and failing writes now (raw-lane.ts). */
+  pressure(): DeliveryPressure;
 }

@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import type { BurstContext, Confirm, SourceBatch } from '@thalweg/connector-core';
+import type { BurstContext, Confirm, DeliveryPressure, SourceBatch } from '@thalweg/connector-core';
 import { BatchPacker } from './batch-packer.js';
 import { BufferPool } from './buffer-pool.js';
 import { RawSinkError, reasonOf } from './errors.js';
@@ -214,6 +214,10 @@ export class WorkerWriter implements SegmentWriter {
 
   get counts(): LaneCounts {
     return this.raw.counts;
+  }
+
+  pressure(): DeliveryPressure {
+    return this.raw.pressure();
   }
 
   /** Whether the writer thread still runs. */

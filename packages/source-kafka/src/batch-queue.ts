@@ -36,6 +36,18 @@ export class BatchQueue {
     return this.totalBytes;
   }
 
+  /** The fuller of the count and byte bounds, 0..1, over the batches whose partitions are not `held`. */
+  fillExcept(held: (key: string) => boolean): number {
+    let count = 0;
+    let bytes = 0;
+    for (const e of this.entries) {
+      if (held(e.key)) continue;
+      count += 1;
+      bytes += e.bytes;
+    }
+    return Math.min(1, Math.max(count / this.maxBatches, bytes / this.maxBytes));
+  }
+
   get overBounds(): boolean {
     return this.entries.length >= this.maxBatches || this.totalBytes >= this.maxBytes;
   }

@@ -108,6 +108,10 @@ export class KafkaAssignedSource implements StoreManagedSource {
     return this.reader.batches(signal);
   }
 
+  prefetchFill(): number {
+    return this.reader.prefetchFill();
+  }
+
   pause(partitions: readonly SourcePartition[]): void {
     this.reader.pause(partitions);
   }

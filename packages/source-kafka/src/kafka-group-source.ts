@@ -81,6 +81,10 @@ export class KafkaGroupSource implements BrokerManagedSource {
     return this.reader.batches(signal);
   }
 
+  prefetchFill(): number {
+    return this.reader.prefetchFill();
+  }
+
   pause(partitions: readonly SourcePartition[]): void {
     this.reader.pause(partitions);
   }

@@ -142,6 +142,15 @@ export class KafkaReader {
     return this.closing;
   }
 
+  /**
+   * The fill of the fetched batches not yet yielded, 0..1. Batches of
+   * partitions the pipeline paused are held back and not counted: that
+   * queue is full by the pipeline's own hand, which says nothing of pressure.
+   */
+  prefetchFill(): number {
+    return this.queue.fillExcept((key) => this.pauses.has(key, 'pipeline'));
+  }
+
   stats(): KafkaReadStats {
     return {
       batches: this.yielded.batches,

@@ -1,3 +1,2 @@
 // `pnpm --filter @thalweg/stream-arrow bench`: one JSON object per line.
 await import('./build-encode.bench.js');
-await import('./batcher.bench.js');

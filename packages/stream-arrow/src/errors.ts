@@ -23,8 +23,6 @@ export const ARROW_ERROR_CODES = [
   'TWG_ARROW_SCHEMA_MISMATCH',
   /** A batch with no rows where one is required (a sink message, a file segment). */
   'TWG_ARROW_BATCH_EMPTY',
-  /** Adaptive batcher limits or factor out of range; `field` names which. */
-  'TWG_ARROW_BATCHER_CONFIG',
 ] as const;
 
 export type ArrowErrorCode = (typeof ARROW_ERROR_CODES)[number];
@@ -46,7 +44,6 @@ const CLASS_OF: Record<ArrowErrorCode, ErrorClass> = {
   TWG_ARROW_IPC_TOO_LARGE: 'fatal-config',
   TWG_ARROW_SCHEMA_MISMATCH: 'poison',
   TWG_ARROW_BATCH_EMPTY: 'fatal-config',
-  TWG_ARROW_BATCHER_CONFIG: 'fatal-config',
 };
 
 /** Where a failure is: a field (or config path), a row of the input, a byte offset. */

@@ -4,7 +4,6 @@ export * from './errors.js';
 export * from './column-types.js';
 export * from './batch-schema.js';
 export * from './record-id-column.js';
-export * from './adaptive-batcher.js';
 export * from './batch-builder.js';
 export * from './ipc-stream.js';
 export * from './ipc-file-segment.js';

@@ -18,6 +18,8 @@ export class DeliveryMetrics {
   ]);
   /** Durability steps retried after a transient failure (the lane carried on). */
   readonly retries = new Counter();
+  /** Attempts failed in a row, set by the sink's step: 0 once a write is durable again. */
+  readonly consecutiveFailures = new Gauge();
   /** Permanent failures that ended the lane: the cause signal a runbook branches on. */
   readonly poisoned = new Counter();
   /** Confirmations whose target threw after the durable step: lag, not loss. */

@@ -1,4 +1,5 @@
 export * from './ack-lane.js';
 export * from './delivery-metrics.js';
+export * from './delivery-pressure.js';
 export * from './retry-policy.js';
 export * from './submit-queue.js';

@@ -38,7 +38,10 @@ interface DecisionBase {
   readonly reading: PressureReading;
   /** Multiply the configured batch size by this. */
   readonly batchFactor: number;
-  /** True only in Critical: the source must not fetch. */
+  /**
+   * True in Critical from a severe reading until conditions are calm again
+   * (they may calm before the state relaxes): the source must not fetch.
+   */
   readonly pauseSource: boolean;
 }
 
@@ -50,7 +53,7 @@ export type BackpressureDecision =
 export interface BackpressureStateMachineOptions {
   /** When the machine starts, on the clock's timeline. */
   readonly startedAt?: number;
-  /** Raised on entering Critical and lowered on leaving it. */
+  /** Raised on a severe reading in Critical, lowered once calm or on leaving Critical. */
   readonly throttle?: SourceThrottle;
 }
 
@@ -70,6 +73,7 @@ export class BackpressureStateMachine {
   private current: BackpressureState;
   private readonly time: NonDecreasingTime;
   private last: BackpressureDecision;
+  private pausing = false;
 
   constructor(
     private readonly config: BackpressureConfig,
@@ -101,8 +105,17 @@ export class BackpressureStateMachine {
     }
     this.current = next;
     const from = next.kind === before.kind ? null : before.kind;
-    if (next.kind === 'critical' && from !== null) this.options.throttle?.pause();
-    else if (from === 'critical') this.options.throttle?.resume();
+    // The pause is a watermark on the reading, the state its hysteresis: raised
+    // on a severe reading, released once conditions are calm again, even while
+    // the state (and its batch factor) still holds Critical. Held for the
+    // whole hold period instead, a backlog behind a full queue would drain in
+    // a second and then sit idle for the rest of it.
+    const pause = next.kind === 'critical' && !isCalm(reading);
+    if (pause !== this.pausing) {
+      this.pausing = pause;
+      if (pause) this.options.throttle?.pause();
+      else this.options.throttle?.resume();
+    }
     this.last = this.decide(from, reading);
     return this.last;
   }
@@ -158,11 +171,15 @@ export class BackpressureStateMachine {
   ): BackpressureDecision {
     const state = this.current;
     const batchFactor = factorOf(this.config, state.kind);
-    const pauseSource = state.kind === 'critical';
+    const pauseSource = this.pausing;
     return from === null
       ? { kind: 'steady', state, reading, batchFactor, pauseSource }
       : { kind: 'transition', from, state, reading, batchFactor, pauseSource };
   }
+}
+
+function isCalm(reading: PressureReading): boolean {
+  return reading.level === 'clear' || reading.level === 'fragmentation';
 }
 
 // Constructors rather than spreads: every state of a kind gets the same shape,

@@ -5,11 +5,17 @@ import { parseConfig } from '../parse-config.js';
 export const expansionEstimatorConfigSchema = z
   .strictObject({
     /**
-     * Expanded over wire size, assumed until enough samples exist, and the
-     * floor of every estimate afterwards: a run of unusually small
-     * expansions must not talk the budget into over-admitting.
+     * Expanded over wire size, assumed until enough samples exist. Meant to
+     * be conservative: a cold process against a deep backlog is where an
+     * under-estimate costs memory.
      */
-    seedRatio: z.number().gt(0).default(4),
+    seedRatio: z.number().gt(0).default(2),
+    /**
+     * The least the observed ratio may fall to: a run of unusually small
+     * expansions must not talk the budget into over-admitting. 1 means a
+     * record never costs less than its own bytes.
+     */
+    floorRatio: z.number().gt(0).default(1),
     /** Samples needed before the observed percentile replaces the seed. */
     minSamples: z.number().int().positive().default(100),
     /** Most recent samples the percentile is taken over (allocated up front, hence the cap). */
@@ -25,6 +31,13 @@ export const expansionEstimatorConfigSchema = z
     refreshEvery: z.number().int().positive().default(64),
   })
   .superRefine((c, ctx) => {
+    if (c.seedRatio < c.floorRatio) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['seedRatio'],
+        message: `must not be below floorRatio (${c.floorRatio}): the cold start would under-reserve`,
+      });
+    }
     if (c.minSamples > c.window) {
       ctx.addIssue({
         code: 'custom',

@@ -9,7 +9,8 @@ import { FlowControlError } from './flow-control-errors.js';
  * mean: a few highly compressible records (long runs, repeated keys) expand
  * 50x or more and would drag a mean far above the typical record, wasting
  * budget on reservations nobody uses. The percentile ignores such a
- * minority, and the seed ratio stays the floor.
+ * minority. The seed ratio holds until `minSamples` samples exist; after
+ * that, `floorRatio` is the least the estimate falls to.
  */
 export class ExpansionEstimator {
   private readonly ring: Float64Array;
@@ -77,6 +78,6 @@ export class ExpansionEstimator {
     // Nearest-rank percentile: the smallest sample at or above the share.
     const rank = Math.min(n - 1, Math.max(0, Math.ceil(this.config.percentile * n) - 1));
     const observed = sorted[rank] ?? this.config.seedRatio;
-    this.current = observed > this.config.seedRatio ? observed : this.config.seedRatio;
+    this.current = observed > this.config.floorRatio ? observed : this.config.floorRatio;
   }
 }

@@ -154,12 +154,14 @@ describe('BackpressureStateMachine: hysteresis on the way out', () => {
     expect(severe.throttle.paused).toBe(true);
   });
 
-  it('Critical -> Recovery after the hold, reopening the source', () => {
+  it('Critical -> Recovery after the hold; the source reopens as soon as it is calm', () => {
     const { at, throttle } = rig();
     at(memSevere);
-    at(calm, 1);
-    expect(at(calm, HOLD - 1).state.kind).toBe('critical');
     expect(throttle.paused).toBe(true);
+    // Calm releases the pause at once; the state and its batch factor hold.
+    expect(at(calm, 1)).toMatchObject({ state: { kind: 'critical' }, pauseSource: false });
+    expect(throttle.paused).toBe(false);
+    expect(at(calm, HOLD - 1)).toMatchObject({ state: { kind: 'critical' }, batchFactor: 0.25 });
     const d = at(calm, 1);
     expect(d).toMatchObject({
       kind: 'transition',
@@ -168,6 +170,17 @@ describe('BackpressureStateMachine: hysteresis on the way out', () => {
       pauseSource: false,
     });
     expect(throttle.paused).toBe(false);
+  });
+
+  it('in Critical an elevated reading keeps the source paused; a severe one after calm pauses it again', () => {
+    const { at, throttle } = rig();
+    at(chanSevere);
+    expect(at(chanHigh, 1).pauseSource).toBe(true);
+    expect(throttle.paused).toBe(true);
+    expect(at(calm, 1).pauseSource).toBe(false);
+    expect(throttle.paused).toBe(false);
+    expect(at(chanSevere, 1)).toMatchObject({ state: { kind: 'critical' }, pauseSource: true });
+    expect(throttle.paused).toBe(true);
   });
 
   it('Critical -> Degraded once pressure stays below critical (but elevated) for the hold', () => {
@@ -298,7 +311,9 @@ describe('BackpressureStateMachine: no sawtooth (property)', () => {
             const level = d.reading.level;
             if (level === 'elevated' || level === 'severe') lastPressureAt = t;
             if (level === 'severe') lastSevereAt = t;
-            expect(d.pauseSource).toBe(d.state.kind === 'critical');
+            // Paused only in Critical, and never on a calm reading.
+            const calmNow = level === 'clear' || level === 'fragmentation';
+            expect(d.pauseSource).toBe(d.state.kind === 'critical' && !calmNow);
             expect(throttle.paused).toBe(d.pauseSource);
             expect(d.batchFactor).toBe(cfg.batchFactor[d.state.kind]);
             if (d.batchFactor < factor) {

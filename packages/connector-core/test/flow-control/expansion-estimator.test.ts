@@ -32,10 +32,26 @@ describe('ExpansionEstimator', () => {
     expect(e.ratio).toBeCloseTo(3.4, 5);
   });
 
-  it('never estimates below the seed ratio', () => {
-    const e = estimator({ seedRatio: 4 });
+  it('never estimates below the floor ratio', () => {
+    const e = estimator({ seedRatio: 4, floorRatio: 4 });
     for (let i = 0; i < 100; i++) e.observe(1_000, 1_200);
     expect(e.ratio).toBe(4);
+  });
+
+  it('holds the seed until enough samples exist, then follows them down to the floor', () => {
+    const e = estimator({ seedRatio: 4, floorRatio: 1, window: 20 });
+    for (let i = 0; i < 19; i++) e.observe(1_000, 1_200);
+    expect(e.ratio).toBe(4);
+    e.observe(1_000, 1_200);
+    expect(e.ratio).toBeCloseTo(1.2, 5);
+    for (let i = 0; i < 64; i++) e.observe(1_000, 500);
+    expect(e.ratio).toBe(1);
+  });
+
+  it('refuses a seed below the floor, naming the field', () => {
+    expect(() => parseExpansionEstimatorConfig({ seedRatio: 1, floorRatio: 2 })).toThrow(
+      /seedRatio/,
+    );
   });
 
   it('follows the recent window as the workload shifts', () => {

@@ -4,6 +4,7 @@ import {
   sinkId,
   type Confirm,
   type ConfirmTarget,
+  type DeliveryPressure,
   type Durability,
   type HeldPartition,
   type Lane,
@@ -147,6 +148,10 @@ export class MemoryRawSink
   /** The memory sources' cluster; a test sets another to open a mismatched raw. */
   cluster = 'memory';
   failFlush = false;
+  /** The batches its queue holds at most: `pressure()` reads pending batches against it. */
+  queueCapacity = 64;
+  /** Writes failing in a row, as `pressure()` reports them (a test sets it). */
+  failingWrites = 0;
   /** While set, `held()` waits for it (a slow planning read). */
   heldGate: Promise<void> | null = null;
   heldCalls = 0;
@@ -168,6 +173,14 @@ export class MemoryRawSink
       },
       log,
     );
+  }
+
+  /** Batches submitted and not yet durable, over `queueCapacity`: raw's queue as flow control reads it. */
+  pressure(): DeliveryPressure {
+    return {
+      queueFill: Math.min(1, this.pending.length / this.queueCapacity),
+      consecutiveFailures: this.failingWrites,
+    };
   }
 
   async submit(
