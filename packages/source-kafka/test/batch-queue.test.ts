@@ -29,6 +29,17 @@ describe('BatchQueue', () => {
     expect(byBytes.overBounds).toBe(true);
   });
 
+  it('fills by the fuller of its bounds, leaving out the partitions held back', () => {
+    const q = new BatchQueue(4, 100);
+    expect(q.fillExcept(() => false)).toBe(0);
+    q.push(entry(0, 0, 10));
+    q.push(entry(1, 0, 60));
+    expect(q.fillExcept(() => false)).toBe(0.7);
+    expect(q.fillExcept((k) => k === partitionKey({ topic: 't', partition: 1 }))).toBe(0.25);
+    q.push(entry(1, 1, 60));
+    expect(q.fillExcept(() => false)).toBe(1);
+  });
+
   it('takes in order within a partition and skips partitions held back', () => {
     const q = new BatchQueue(10, 1000);
     [entry(0, 0), entry(1, 0), entry(0, 1), entry(1, 1)].forEach((e) => q.push(e));

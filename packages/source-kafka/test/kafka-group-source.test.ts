@@ -312,11 +312,15 @@ describe('KafkaGroupSource flow control and lifecycle', () => {
     expect(s.consumer.take()).toEqual(['pause t/1']); // two queued: the bound is reached
     s.consumer.deliver(P(1), 1, 1);
     expect(s.source.stats()).toMatchObject({ queuedBatches: 3, queuePauses: 1 });
+    // The prefetch as flow control reads it: partition 0's batch is held by
+    // the pipeline's own pause and does not count; partition 1's two fill it.
+    expect(s.source.prefetchFill()).toBe(1);
 
     await s.collector.until((c) => c.batches.length >= 2);
     expect(spans(s.collector)).toEqual(['1[0,1)', '1[1,2)']);
     // Drained: the queue lets go of partition 1, but partition 0 stays paused for the pipeline.
     expect(s.consumer.take()).toEqual(['resume t/1']);
+    expect(s.source.prefetchFill()).toBe(0);
     expect(await s.collector.yieldable()).toEqual([]);
 
     s.source.resume([P(0)]);
