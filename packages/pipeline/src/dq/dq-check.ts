@@ -20,15 +20,30 @@ export type BuildBatch<R, B> = (rows: readonly R[], passing: SourceBatch) => B;
 export type CheckedDerive<B> = Derive<B> & { readonly dqChecks: readonly string[] };
 
 /**
- * A schema's input with every array and field read-only: a row of readonly
- * fields is one the schema takes (it only reads it), and so is a mutable one.
+ * Whether a schema fits rows of type `R`: it takes every row (the row is
+ * one of its inputs, read-only), or it narrows the row (what it takes is a
+ * part of a row: some of its fields, each of a type the row's field has,
+ * as a `z.enum` narrows a string). A schema on fields the row lacks, or of
+ * another type, fits neither way.
  */
+export type SchemaFits<R, I> = R extends Frozen<I> ? true : I extends Part<R> ? true : false;
+
+/** `T` with every array and field read-only: a schema only reads the row. */
 export type Frozen<T> = T extends readonly (infer U)[]
   ? readonly Frozen<U>[]
   : T extends (...args: never[]) => unknown
     ? T
     : T extends object
       ? { readonly [K in keyof T]: Frozen<T[K]> }
+      : T;
+
+/** Some of `T`'s fields, each (deeply) a part of that field's type. */
+export type Part<T> = T extends readonly (infer U)[]
+  ? readonly Part<U>[]
+  : T extends (...args: never[]) => unknown
+    ? T
+    : T extends object
+      ? { readonly [K in keyof T]?: Part<T[K]> }
       : T;
 
 /** A check as run: null when the row passes, else why it failed. */
@@ -71,13 +86,13 @@ export class CheckedDerivation<R> {
 
   /**
    * Adds a zod schema check: a row fails when the schema does not accept it,
-   * named by the first failing field path. The row's type must be one the
-   * schema takes as input, or this does not compile.
+   * named by the first failing field path. A schema that does not fit the
+   * row's type (`SchemaFits`) does not compile.
    */
   schema<S extends z.ZodType>(
     name: string,
     schema: S,
-    ..._rowFits: R extends Frozen<z.input<S>> ? [] : [rowIsNotWhatTheSchemaTakes: never]
+    ..._rowFits: SchemaFits<R, z.input<S>> extends true ? [] : [schemaDoesNotFitTheRow: never]
   ): CheckedDerivation<R> {
     return this.with(name, (row) => {
       const parsed = schema.safeParse(row);

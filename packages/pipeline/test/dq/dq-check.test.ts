@@ -128,8 +128,16 @@ describe('checked derivations', () => {
     rows.check('wrong row', (r: { name: string }) => r.name.length > 0);
     // @ts-expect-error a schema whose input the row is not (amount is a number)
     rows.schema('wrong schema', z.object({ amount: z.string() }));
-    // A schema that looks at part of the row takes it.
+    // @ts-expect-error a schema on a field the row does not have
+    rows.schema('no such field', z.object({ name: z.string() }));
+    // A schema that looks at part of the row fits, and so does one that narrows a field.
     rows.schema('part', z.object({ id: z.string() }));
+    rows.schema(
+      'narrows',
+      z.object({ id: z.enum(['a', 'b']), lines: z.array(z.object({ qty: z.literal(1) })) }),
+    );
+    // And one that takes more than the row: every row is one of its inputs.
+    rows.schema('wider', z.object({ amount: z.union([z.number(), z.string()]) }));
     // @ts-expect-error the built batch must be what the sink takes
     secondary<string[]>({ open: () => undefined as never, derive: rows.build((r) => r.length) });
     expect(dqChecksOf(rows.build((r) => r))).toEqual([]);
