@@ -19,6 +19,8 @@ export interface FileDqAuditOptions {
   /** The trail's file; created (with its directory) when missing. */
   readonly path: string;
   readonly log?: (line: string) => void;
+  /** Opens the file (node's `open` by default): a test passes one whose handle fails on cue. */
+  readonly openFile?: (path: string, flags: 'r+' | 'wx+') => Promise<FileHandle>;
 }
 
 /** What open found: windows counted, and whether a torn last line was cut. */
@@ -58,14 +60,15 @@ export class FileDqAudit implements DqAuditStore {
 
   static async open(options: FileDqAuditOptions): Promise<FileDqAudit> {
     const { path } = options;
+    const openFile = options.openFile ?? open;
     await mkdir(dirname(path), { recursive: true });
     let file: FileHandle;
     let created = false;
     try {
-      file = await open(path, 'r+');
+      file = await openFile(path, 'r+');
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-      file = await open(path, 'wx+');
+      file = await openFile(path, 'wx+');
       created = true;
     }
     try {

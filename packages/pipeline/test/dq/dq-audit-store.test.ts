@@ -1,4 +1,13 @@
-import { appendFile, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import {
+  appendFile,
+  mkdtemp,
+  open,
+  readFile,
+  rm,
+  stat,
+  writeFile,
+  type FileHandle,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -113,5 +122,43 @@ describe('the dq-audit file', () => {
       /line 1 is not a twg-dq-audit header/,
     );
     expect((await readFile(foreign)).toString()).toBe('some other file');
+  });
+
+  it('cuts a failed append back to its synced lines, so the retry leaves no damage behind', async () => {
+    const path = await fileAt();
+    let failSync = false;
+    // The real handle, whose sync fails once while `failSync` is set.
+    const openFile = async (p: string, flags: 'r+' | 'wx+'): Promise<FileHandle> => {
+      const handle = await open(p, flags);
+      return new Proxy(handle, {
+        get(target, prop, receiver) {
+          if (prop === 'sync' && failSync) {
+            failSync = false;
+            return async () => {
+              throw new Error('EIO (injected)');
+            };
+          }
+          const value: unknown = Reflect.get(target, prop, receiver);
+          return typeof value === 'function'
+            ? (value as (...a: unknown[]) => unknown).bind(target)
+            : value;
+        },
+      });
+    };
+    const store = await FileDqAudit.open({ path, openFile });
+    await store.record([entry(0, 10, 10, 0)]);
+    const synced = (await stat(path)).size;
+    failSync = true;
+    await expect(
+      store.record([entry(10, 20, 10, 0, 'a-long-check-name'), entry(20, 30, 10, 0)]),
+    ).rejects.toThrow(/EIO/);
+    expect((await stat(path)).size).toBe(synced);
+    expect(await store.read()).toEqual([entry(0, 10, 10, 0)]);
+    await store.record([entry(10, 20, 10, 0)]);
+    await store.close();
+    const again = await FileDqAudit.open({ path });
+    expect(again.opened).toEqual({ lines: 2, tornBytes: 0 });
+    expect(await again.totals('s')).toEqual({ c: { passed: 20, failed: 0 } });
+    await again.close();
   });
 });

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import {
   checked,
   FileDqAudit,
+  InMemoryDqAudit,
   Pipeline,
   secondary,
   type QuarantinedRecord,
@@ -153,6 +154,42 @@ describe('data-quality checks in a pipeline', () => {
       'below 90': { passed: 180, failed: 420 },
     });
     await audit.close();
+  });
+
+  it('keep the lane running when a check throws: the row fails that check, the rest are delivered', async () => {
+    const table = new Map<string, MemoryRow>();
+    const quarantined: QuarantineEntry<QuarantinedRecord>[] = [];
+    const throwing = checked(rowOf)
+      .check('lookup', (r) => {
+        if (r.n % 25 === 0) throw new Error(`no rate for ${r.n}`);
+        return true;
+      })
+      .build((rows, passing) =>
+        rows.map((row, i): MemoryRow => ({
+          offset: passing.records[i]?.offset ?? -1,
+          text: JSON.stringify(row),
+        })),
+      );
+    const built = await build(new MemoryStoreSource(logsOf('t', 1, 100), 10), {
+      coverage: coverageStore(),
+      extraSecondaries: [
+        secondary<MemoryRow[]>({
+          open: (confirm) => new MemorySecondary(confirm, DQ, { kind: 'server-ack' }, [], table),
+          derive: throwing,
+        }),
+      ],
+      dqAudit: new InMemoryDqAudit(),
+      quarantineWriter: async (entry) => {
+        quarantined.push(entry);
+      },
+    });
+    const stats = await built.pipeline.run();
+    expect(stats.secondaries[0]).toMatchObject({ state: 'closed', deliveredRecords: 96 });
+    expect(table.size).toBe(96);
+    expect(quarantined.map((q) => [q.record.offset, q.reason, q.detail])).toEqual(
+      [0, 25, 50, 75].map((n) => [n, 'dq', `dq check 'lookup' threw: no rate for ${n}`]),
+    );
+    expect(stats.dq.bySink[DQ]).toEqual({ lookup: { passed: 96, failed: 4 } });
   });
 
   it('refuse a topology that declares checks with nowhere to audit them, releasing what it owns', async () => {
