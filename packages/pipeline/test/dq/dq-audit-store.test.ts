@@ -1,28 +1,19 @@
-import {
-  appendFile,
-  mkdtemp,
-  open,
-  readFile,
-  rm,
-  stat,
-  writeFile,
-  type FileHandle,
-} from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { appendFile, open, readFile, stat, writeFile, type FileHandle } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
 import { FileDqAudit, InMemoryDqAudit, type DqAuditStore } from '../../src/index.js';
 import { dqAuditContract, entry } from './dq-audit-contract.js';
+import { tempFiles } from './temp-files.js';
 
-const dirs: string[] = [];
-afterEach(async () => {
-  await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
-});
+const tempPath = tempFiles('twg-dq-audit-');
+const fileAt = () => tempPath('nested/dq-audit.jsonl');
 
-async function fileAt(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'twg-dq-audit-'));
-  dirs.push(dir);
-  return join(dir, 'nested', 'dq-audit.jsonl');
+/** A trail of two windows, closed, and its text. */
+async function twoWindows(path: string): Promise<string> {
+  const store = await FileDqAudit.open({ path });
+  await store.record([entry(0, 10, 9, 1)]);
+  await store.record([entry(10, 20, 10, 0)]);
+  await store.close();
+  return (await readFile(path)).toString();
 }
 
 dqAuditContract({ name: 'in memory', open: async () => new InMemoryDqAudit(), reopen: null });
@@ -77,11 +68,7 @@ describe('the dq-audit file', () => {
 
   it('cuts a whole last line that fails its checksum (a disk that lost the start of an append)', async () => {
     const path = await fileAt();
-    const store = await FileDqAudit.open({ path });
-    await store.record([entry(0, 10, 9, 1)]);
-    await store.record([entry(10, 20, 10, 0)]);
-    await store.close();
-    const text = (await readFile(path)).toString();
+    const text = await twoWindows(path);
     // Damage the last line's JSON, keep its newline.
     await writeFile(path, text.replace(/"passed":10/, '"passed":99'));
     const again = await FileDqAudit.open({ path });
@@ -92,11 +79,7 @@ describe('the dq-audit file', () => {
 
   it('refuses a damaged line that is not the last, naming the file and the line', async () => {
     const path = await fileAt();
-    const store = await FileDqAudit.open({ path });
-    await store.record([entry(0, 10, 9, 1)]);
-    await store.record([entry(10, 20, 10, 0)]);
-    await store.close();
-    const text = (await readFile(path)).toString();
+    const text = await twoWindows(path);
     await writeFile(path, text.replace(/"passed":9,/, '"passed":8,'));
     await expect(FileDqAudit.open({ path })).rejects.toMatchObject({
       code: 'TWG_PIPELINE_DQ_AUDIT_CORRUPT',

@@ -1,9 +1,6 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { sinkId, type QuarantineEntry, type SourceRecord } from '@thalweg/connector-core';
 import { InMemoryCoverage, RangeSet } from '@thalweg/offset-store';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
   checked,
@@ -17,19 +14,12 @@ import {
 import { build, keepOpen } from '../doubles/harness.js';
 import { MemorySecondary, type MemoryRow } from '../doubles/memory-sinks.js';
 import { logsOf, MemoryStoreSource } from '../doubles/memory-sources.js';
+import { tempFiles } from './temp-files.js';
 
 const DQ = 'dq-sink';
 
-const dirs: string[] = [];
-afterEach(async () => {
-  await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
-});
-
-async function auditPath(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'twg-dq-pipeline-'));
-  dirs.push(dir);
-  return join(dir, 'dq-audit.jsonl');
-}
+const tempPath = tempFiles('twg-dq-pipeline-');
+const auditPath = () => tempPath('dq-audit.jsonl');
 
 interface Row {
   readonly n: number;

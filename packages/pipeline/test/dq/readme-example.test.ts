@@ -1,9 +1,10 @@
-import { readFile, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { FileDqAudit } from '../../src/index.js';
 import { dqTotals, orders } from './readme-example.js';
+import { tempFiles } from './temp-files.js';
+
+const tempPath = tempFiles('twg-dq-readme-');
 
 const encode = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
 
@@ -30,25 +31,20 @@ describe("README's data-quality example", () => {
       [1, 'dq', "dq check 'positive amount' failed: amount -1 is not positive"],
       [2, 'dq', expect.stringMatching(/^dq check 'order shape' failed at currency: /)],
     ]);
-    const dir = await mkdtemp(join(tmpdir(), 'twg-dq-readme-'));
-    try {
-      const path = join(dir, 'dq-audit.jsonl');
-      const audit = await FileDqAudit.open({ path });
-      await audit.record(
-        Object.entries(out.dq ?? {}).map(([check, c]) => ({
-          sink: 'orders-pg',
-          span: { topic: 'orders', partition: 0, start: 0, end: 3 },
-          check,
-          ...c,
-        })),
-      );
-      await audit.close();
-      expect(await dqTotals(path, 'orders-pg')).toEqual({
-        'positive amount': { passed: 2, failed: 1 },
-        'order shape': { passed: 2, failed: 1 },
-      });
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    const path = await tempPath('dq-audit.jsonl');
+    const audit = await FileDqAudit.open({ path });
+    await audit.record(
+      Object.entries(out.dq ?? {}).map(([check, c]) => ({
+        sink: 'orders-pg',
+        span: { topic: 'orders', partition: 0, start: 0, end: 3 },
+        check,
+        ...c,
+      })),
+    );
+    await audit.close();
+    expect(await dqTotals(path, 'orders-pg')).toEqual({
+      'positive amount': { passed: 2, failed: 1 },
+      'order shape': { passed: 2, failed: 1 },
+    });
   });
 });
