@@ -10,6 +10,10 @@ export const PIPELINE_ERROR_CODES = [
   'TWG_PIPELINE_STATE',
   /** Raw lacks, below where the source resumes, a range its coverage recorded (raw-hole-guard.ts). */
   'TWG_PIPELINE_RAW_HOLE',
+  /** A dq-audit file line other than the last fails its checksum or does not parse (ADR 0026). */
+  'TWG_PIPELINE_DQ_AUDIT_CORRUPT',
+  /** An entry handed to a dq-audit store that no store may hold (a field named). */
+  'TWG_PIPELINE_DQ_AUDIT_INVALID',
 ] as const;
 
 export type PipelineErrorCode = (typeof PIPELINE_ERROR_CODES)[number];
@@ -22,6 +26,8 @@ const CLASS_OF: Record<PipelineErrorCode, ErrorClass> = {
   TWG_PIPELINE_STUCK: 'fatal-config',
   TWG_PIPELINE_STATE: 'fatal-config',
   TWG_PIPELINE_RAW_HOLE: 'fatal-config',
+  TWG_PIPELINE_DQ_AUDIT_CORRUPT: 'fatal-config',
+  TWG_PIPELINE_DQ_AUDIT_INVALID: 'fatal-config',
 };
 
 /**

@@ -1,6 +1,7 @@
 export * from './errors.js';
 export * from './pipeline-config.js';
 export * from './topology.js';
+export * from './dq/index.js';
 export * from './batch-split.js';
 export * from './pipeline-stats.js';
 export * from './pipeline.js';

@@ -11,6 +11,8 @@ import {
 } from '@thalweg/connector-core';
 import type { CoverageStore } from '@thalweg/offset-store';
 import { handleAssignment } from './assignment-handler.js';
+import type { DqAuditRecorder } from './dq/dq-audit-recorder.js';
+import { auditedSecondaries, dqAuditFor } from './dq/dq-wiring.js';
 import { reason, FailureLatch } from './failure-latch.js';
 import { FlowGovernor } from './flow-governor.js';
 import { GatingState } from './gating-state.js';
@@ -47,6 +49,8 @@ export interface OpenedPipeline {
   readonly raw: ReplayableSink<SourceBatch>;
   readonly lanes: readonly SecondaryLane<unknown>[];
   readonly repair: RecoveryParts;
+  /** The dq-audit trail's recorder (ADR 0026): flushed each flow cycle, closed at shutdown. */
+  readonly dq: DqAuditRecorder;
 }
 
 /**
@@ -68,7 +72,11 @@ export async function openPipeline(spec: PipelineSpec): Promise<OpenedPipeline> 
   try {
     return await openParts(spec, log, userLog);
   } catch (error) {
-    const released = await Promise.allSettled([spec.source.close(), spec.coverage.close()]);
+    const released = await Promise.allSettled([
+      spec.source.close(),
+      spec.coverage.close(),
+      ...(spec.dqAudit === undefined ? [] : [spec.dqAudit.close()]),
+    ]);
     for (const r of released) {
       if (r.status === 'rejected') log(`releasing after a failed open: ${reason(r.reason)}`);
     }
@@ -99,7 +107,9 @@ async function openParts(
     new PositionCommitter(commit, config.commit.maxConsecutiveFailures, log),
   );
   const governor = new FlowGovernor(config.flowControl, config.memoryLimitBytes, clock);
-  const specs = spec.secondaries ?? [];
+  // dq-audit (ADR 0026): each secondary's checks report under its sink's id, live and in recovery.
+  const dq = dqAuditFor(spec, log);
+  const specs = auditedSecondaries(spec.secondaries ?? [], dq, (i) => lanes[i]?.id ?? `[${i}]`);
   const perLane = new PerLane({
     coverage,
     secondaries: specs.length,
@@ -149,7 +159,7 @@ async function openParts(
     lanesStarted = true;
     await reconcileRawCoverage(raw, coverage);
     const repair = openRecovery({
-      spec,
+      spec: { ...spec, secondaries: specs }, // dq-audit: recovery derives through the audited specs
       config,
       raw,
       sinks,
@@ -183,6 +193,7 @@ async function openParts(
       raw,
       lanes,
       repair,
+      dq,
     };
   } catch (error) {
     // A started lane owns its sink and closes it when stopped (nothing was

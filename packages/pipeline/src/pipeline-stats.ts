@@ -1,5 +1,6 @@
 import type { ByteBudgetStats } from '@thalweg/connector-core';
 import type { RecorderStats } from './coverage-recorder.js';
+import type { DqAuditStats } from './dq/dq-audit-recorder.js';
 import type { CommitterStats } from './position-committer.js';
 import type { RecoveryBacklog } from './recovery/backlog-meter.js';
 import type { RecoveryStats } from './recovery/recovery-runner.js';
@@ -32,6 +33,8 @@ export interface PipelineStats {
   readonly secondaries: readonly SecondaryStats[];
   readonly coverage: RecorderStats;
   readonly quarantine: QuarantineStats;
+  /** The dq-audit trail's recorder: per sink and check, what the checks found (ADR 0026). */
+  readonly dq: DqAuditStats;
 
   /** Null when this process does not recover (role `ingest`). */
   readonly recovery: (RecoveryStats & { readonly backlog: RecoveryBacklog }) | null;

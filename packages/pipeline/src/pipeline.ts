@@ -112,6 +112,7 @@ export class Pipeline {
       secondaries: lanes.map((l) => l.stats()),
       coverage: perLane.coverageStats(),
       quarantine: perLane.quarantineStats(),
+      dq: this.parts.dq.stats(),
       recovery:
         repair.runner === null ? null : { ...repair.runner.stats(), backlog: this.backlog() },
       flow: {

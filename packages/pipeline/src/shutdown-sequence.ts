@@ -1,5 +1,6 @@
 import type { ReplayableSink, Source, SourceBatch } from '@thalweg/connector-core';
 import type { CoverageStore } from '@thalweg/offset-store';
+import type { DqAuditRecorder } from './dq/dq-audit-recorder.js';
 import { PipelineError } from './errors.js';
 import { reason, type FailureLatch } from './failure-latch.js';
 import type { PerLane } from './per-lane.js';
@@ -15,6 +16,7 @@ export interface ShutdownDeps {
   readonly perLane: PerLane;
   readonly repair: RecoveryParts | null;
   readonly coverage: CoverageStore;
+  readonly dq: DqAuditRecorder;
   readonly secondaryDrainMs: number;
   readonly failure: FailureLatch;
   /** Ends the flow cycle: after raw's flush, whose acknowledgements it still commits. */
@@ -40,7 +42,8 @@ export async function flushRaw(
  * The shutdown sequence, in order: flush raw (its acknowledgements commit
  * the last positions), commit them, drain each secondary within its
  * deadline, write every lane's coverage, let the quarantine writers finish,
- * measure the backlog a last time, checkpoint coverage, close everything.
+ * measure the backlog a last time, write and close the dq-audit trail,
+ * checkpoint coverage, close everything.
  * Each step runs whatever failed before it; only raw's flush and the commit
  * can fail the run.
  */
@@ -71,6 +74,8 @@ export async function shutDown(deps: ShutdownDeps): Promise<void> {
   if (deps.repair !== null) {
     await settle('measure the backlog', measureFinal(deps.repair, raw, deps.coverage));
   }
+  // After the secondaries and recovery, the last to derive: their outcomes are all handed over.
+  await settle('close the dq-audit trail', deps.dq.close());
   await settle('checkpoint coverage', deps.coverage.checkpoint());
   await settle('close raw', raw.close());
   await settle('close source', deps.source.close());

@@ -11,6 +11,7 @@ import type {
   SourceHeaders,
 } from '@thalweg/connector-core';
 import type { CoverageStore, LeaseStore } from '@thalweg/offset-store';
+import type { DqAuditStore } from './dq/dq-audit-store.js';
 import type { PipelineConfigInput } from './pipeline-config.js';
 
 /** A record a secondary's derivation refused, with why. Raw still holds it. */
@@ -42,7 +43,22 @@ export interface QuarantineNote {
 export interface Derived<B> {
   readonly batch: B | null;
   readonly quarantined: readonly QuarantineNote[];
+  /**
+   * What the derivation's data-quality checks found over this span, by check
+   * name (a `checked()` derivation fills it; ADR 0026). The pipeline writes
+   * it to the dq-audit trail; a plain derivation leaves it out.
+   */
+  readonly dq?: DqOutcome;
 }
+
+/** One check's outcome over a span: rows it passed and rows it failed. */
+export interface DqCheckCounts {
+  readonly passed: number;
+  readonly failed: number;
+}
+
+/** Per check name, what it found over one span. */
+export type DqOutcome = Readonly<Record<string, DqCheckCounts>>;
 
 export type Derive<B> = (batch: SourceBatch) => Derived<B>;
 
@@ -91,6 +107,12 @@ export interface PipelineSpec {
   readonly leases?: LeaseStore;
   readonly config?: PipelineConfigInput;
   readonly quarantine?: QuarantineWriter;
+  /**
+   * The dq-audit trail: where each secondary's data-quality outcomes are
+   * recorded, per span and check, durably (ADR 0026). Required when a
+   * secondary declares checks (`checked()`); the pipeline owns and closes it.
+   */
+  readonly dqAudit?: DqAuditStore;
   readonly log?: (line: string) => void;
   readonly clock?: Clock;
   /**

@@ -4,6 +4,7 @@ import { sinkId } from '@thalweg/connector-core';
 import {
   Pipeline,
   secondary,
+  type DqAuditStore,
   type PipelineConfigInput,
   type QuarantineWriter,
   type SecondarySpec,
@@ -27,6 +28,7 @@ export interface BuildOptions {
   readonly memoryUsage?: () => number;
   readonly extraSecondaries?: readonly SecondarySpec<unknown>[];
   readonly quarantineWriter?: QuarantineWriter;
+  readonly dqAudit?: DqAuditStore;
   /** Raw's records and each secondary's rows, shared with an earlier run. */
   readonly rawHeld?: Map<string, Map<number, Uint8Array>>;
   readonly tables?: Map<string, MemoryRow>[];
@@ -52,6 +54,7 @@ export async function build(source: Source, options: BuildOptions = {}): Promise
     ...(options.memoryUsage === undefined ? {} : { memoryUsage: options.memoryUsage }),
     ...(options.quarantineWriter === undefined ? {} : { quarantine: options.quarantineWriter }),
     ...(options.leases === undefined ? {} : { leases: options.leases }),
+    ...(options.dqAudit === undefined ? {} : { dqAudit: options.dqAudit }),
     ...(options.scheduler === undefined ? {} : { scheduler: options.scheduler }),
     primaryRaw: (confirm) => {
       raw = new MemoryRawSink(confirm, log, 'raw', options.rawHeld);
