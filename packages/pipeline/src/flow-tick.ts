@@ -5,6 +5,7 @@ import {
   type SourceBatch,
 } from '@thalweg/connector-core';
 import { PipelineError } from './errors.js';
+import type { DqAuditRecorder } from './dq/dq-audit-recorder.js';
 import type { FailureLatch } from './failure-latch.js';
 import type { FlowGovernor } from './flow-governor.js';
 import type { GatingState } from './gating-state.js';
@@ -16,6 +17,8 @@ export interface FlowTickDeps {
   readonly source: Source;
   readonly raw: ReplayableSink<SourceBatch>;
   readonly perLane: PerLane;
+  /** The dq-audit trail's background writer: one round per cycle, like coverage. */
+  readonly dq: DqAuditRecorder;
   readonly failure: FailureLatch;
   readonly memoryUsage: () => number;
   readonly log: (line: string) => void;
@@ -24,12 +27,13 @@ export interface FlowTickDeps {
 /**
  * One flow-control cycle, every `evaluateEveryMs` on the pipeline's
  * scheduler: the governor decides on memory, the fill of raw's queue and of
- * the source's prefetch, raw's failing writes and progress, the source is paused or resumed on its decision, a stuck run is
- * stopped, then the background work of the cycle starts: a commit of the
- * newest durable positions, one coverage round per lane, and a quarantine
- * with no writer let go. The promise ends when that work has, and never
- * rejects (a failure goes to the latch); a scheduler on real timers does not
- * wait for it, a test's manual clock does.
+ * the source's prefetch, raw's failing writes and progress; the source is
+ * paused or resumed on its decision, and a stuck run is stopped. Then the
+ * background work of the cycle starts: a commit of the newest durable
+ * positions, one coverage round per lane, one round of the dq-audit trail,
+ * and a quarantine with no writer let go. The promise ends when that work
+ * has, and never rejects (a failure goes to the latch); a scheduler on real
+ * timers does not wait for it, a test's manual clock does.
  */
 export function flowTick(deps: FlowTickDeps): Promise<void> {
   const { governor, gating, log } = deps;
@@ -62,6 +66,7 @@ export function flowTick(deps: FlowTickDeps): Promise<void> {
     deps.failure.fail(error);
   });
   const recorded = deps.perLane.flushCoverage();
+  const audited = deps.dq.flush();
   deps.perLane.dropUnwrittenQuarantine();
-  return Promise.all([committed, recorded]).then(() => undefined);
+  return Promise.all([committed, recorded, audited]).then(() => undefined);
 }
