@@ -6,8 +6,8 @@ import { LevelDbCoverage } from '@thalweg/offset-store';
 import { Pipeline } from '@thalweg/pipeline';
 import { RawSegmentSink } from '@thalweg/sink-files';
 import { kafkaSource } from '@thalweg/source-kafka';
-import { CompressionTypes, Kafka, logLevel } from 'kafkajs';
 import { emit } from './bench-source.js';
+import { benchBrokers, benchKafka, deleteTopic, produceBacklog } from './kafka-backlog.js';
 
 /**
  * Kafka -> pipeline -> durable raw segments, against a bare kafkajs eachBatch
@@ -18,44 +18,13 @@ import { emit } from './bench-source.js';
  * THALWEG_BENCH_RECORDS sets the backlog (default 2,000,000 records of 256
  * bytes, 512 MB: as large as the RSS bound, four times the budget).
  */
-const brokers = (process.env['THALWEG_KAFKA_BROKERS'] ?? '').split(',').filter((b) => b !== '');
-if (brokers.length === 0) {
-  process.stderr.write(
-    'kafka-e2e: THALWEG_KAFKA_BROKERS is not set; run `eval "$(pnpm services:up)"` first\n',
-  );
-  process.exit(1);
-}
+const brokers = benchBrokers('kafka-e2e');
 const RECORDS = Number(process.env['THALWEG_BENCH_RECORDS'] ?? 2_000_000);
 const RECORD_BYTES = 256;
 const PARTITIONS = 4;
 const BUDGET = 128 * 1024 * 1024;
-const kafka = new Kafka({ clientId: 'thalweg-bench', brokers, logLevel: logLevel.NOTHING });
+const kafka = benchKafka(brokers);
 const topic = `bench-e2e-${Date.now().toString(36)}`;
-
-async function produce(): Promise<void> {
-  const admin = kafka.admin();
-  await admin.connect();
-  await admin.createTopics({
-    topics: [{ topic, numPartitions: PARTITIONS, replicationFactor: 1 }],
-    waitForLeaders: true,
-  });
-  await admin.disconnect();
-  const producer = kafka.producer({ allowAutoTopicCreation: false });
-  await producer.connect();
-  const pad = 'x'.repeat(RECORD_BYTES - 40);
-  const chunk = 5000;
-  const inflight: Promise<unknown>[] = [];
-  for (let at = 0; at < RECORDS; at += chunk) {
-    const messages = Array.from({ length: Math.min(chunk, RECORDS - at) }, (_, k) => ({
-      partition: (at + k) % PARTITIONS,
-      value: `{"n":${String(at + k).padStart(12, '0')},"pad":"${pad}"}`,
-    }));
-    inflight.push(producer.send({ topic, messages, compression: CompressionTypes.None, acks: 1 }));
-    if (inflight.length >= 4) await inflight.shift();
-  }
-  await Promise.all(inflight);
-  await producer.disconnect();
-}
 
 /** The bare consumer: kafkajs eachBatch, counting records until the backlog is read. */
 async function bareConsumer(): Promise<number> {
@@ -139,7 +108,7 @@ async function pipelineRun(): Promise<{ recS: number; rssMaxMb: number; segments
   }
 }
 
-await produce();
+await produceBacklog(kafka, topic, RECORDS, RECORD_BYTES, PARTITIONS);
 const bare = await bareConsumer();
 const piped = await pipelineRun();
 emit({
@@ -156,7 +125,4 @@ emit({
   target_ratio: 0.8,
   target_rss_mb: 512,
 });
-const admin = kafka.admin();
-await admin.connect();
-await admin.deleteTopics({ topics: [topic] });
-await admin.disconnect();
+await deleteTopic(kafka, topic);
