@@ -252,7 +252,7 @@ export class SecondaryLane<B> {
     }
     this.pending.submitting(submittedPart(batch, derived.quarantined));
     await sink.submit(derived.batch, batch.span, derivedCoverage(sink.descriptor.id, batch.span));
-    // After acceptance: a refused batch is counted as shed, not as submitted too.
+    // After acceptance: a refused batch is counted as set aside or shed, never as submitted too.
     this.submitted += 1;
   }
 
