@@ -56,8 +56,6 @@ export type SetAside =
   | { readonly reason: 'poison'; readonly error: Error }
   | { readonly reason: 'retry-exhausted'; readonly error: Error };
 
-export type SetAsideReason = SetAside['reason'];
-
 /**
  * The hook a SECONDARY target offers for a batch its sink set aside; for
  * the primary-raw lane it is `never`, so a raw target with a set-aside path

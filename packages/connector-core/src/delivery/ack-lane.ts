@@ -107,7 +107,8 @@ export interface AckLaneOptions<L extends Lane, E> {
  * position), then applies the confirmations in ascending order while the
  * step works on the next burst, at most one burst behind. This is the only
  * place a sink's confirmations are applied, and only after its step said
- * durable.
+ * durable; a batch the step set aside goes to the target's `setAside`
+ * instead, in the same order (ADR 0025).
  *
  * A confirmation target that throws does not stop the lane: the batch IS
  * durable, only acting on it failed, so a position or coverage lags (a
