@@ -24,16 +24,26 @@ export const CORE_ERROR_CODES = [
 
 export type CoreErrorCode = (typeof CORE_ERROR_CODES)[number];
 
+/**
+ * What a failure of a sink's `submit` took out of service: `sink` (the
+ * default) when the sink, its stream or its connection failed and refuses
+ * what follows; `batch` when it refused that one batch and takes the next
+ * (the caller sets the batch aside: `setAsideOf`, confirm.ts).
+ */
+export type ErrorScope = 'batch' | 'sink';
+
 export interface ThalwegErrorOptions<C extends string> {
   readonly code: C;
   readonly errorClass: ErrorClass;
   readonly message: string;
   readonly cause?: unknown;
+  readonly scope?: ErrorScope;
 }
 
 export class ThalwegError<C extends string = string> extends Error {
   readonly code: C;
   readonly errorClass: ErrorClass;
+  readonly scope: ErrorScope;
 
   constructor(options: ThalwegErrorOptions<C>) {
     super(
@@ -43,6 +53,7 @@ export class ThalwegError<C extends string = string> extends Error {
     this.name = new.target.name;
     this.code = options.code;
     this.errorClass = options.errorClass;
+    this.scope = options.scope ?? 'sink';
   }
 
   /** True when retrying the same operation in place may succeed. */

@@ -1,4 +1,4 @@
-import { ThalwegError, type ErrorClass } from './errors.js';
+import { ThalwegError, type ErrorClass, type ErrorScope } from './errors.js';
 import type { SinkId } from './sink-id.js';
 
 export type SinkErrorCode = 'TWG_SINK_TRANSIENT' | 'TWG_SINK_POISON' | 'TWG_SINK_FATAL_CONFIG';
@@ -22,12 +22,15 @@ export class SinkError extends ThalwegError<SinkErrorCode> {
     readonly errorClass: ErrorClass;
     readonly message: string;
     readonly cause?: unknown;
+    /** `batch`: the sink refused that batch alone and takes the next (ErrorScope). */
+    readonly scope?: ErrorScope;
   }) {
     super({
       code: CODE_OF[options.errorClass],
       errorClass: options.errorClass,
       message: `sink "${options.sink}": ${options.message}`,
       cause: options.cause,
+      ...(options.scope === undefined ? {} : { scope: options.scope }),
     });
     this.sink = options.sink;
   }

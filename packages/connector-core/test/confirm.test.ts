@@ -3,10 +3,12 @@ import {
   derivedCoverage,
   NO_CONFIRM,
   rawAnchor,
+  setAsideOf,
   type Confirm,
   type ConfirmTarget,
 } from '../src/confirm.js';
 import { offsetSpan } from '../src/offset-span.js';
+import { SinkError } from '../src/sink-error.js';
 import { sinkId } from '../src/sink-id.js';
 import type { ReplayableSink, Sink } from '../src/sink.js';
 
@@ -43,5 +45,18 @@ describe('Confirm lanes', () => {
     expectTypeOf<ConfirmTarget<'secondary'>['apply']>()
       .parameter(0)
       .toEqualTypeOf<Confirm<'secondary'>>();
+  });
+
+  it('reads a set-aside from a submit refusal scoped to the batch, and only from one', () => {
+    const sink = sinkId('pg');
+    const refused = (errorClass: 'poison' | 'transient' | 'fatal-config', scope?: 'batch') =>
+      new SinkError({ sink, errorClass, message: 'no', ...(scope === undefined ? {} : { scope }) });
+    expect(setAsideOf(refused('poison', 'batch'))?.reason).toBe('poison');
+    expect(setAsideOf(refused('transient', 'batch'))?.reason).toBe('retry-exhausted');
+    // The sink itself failed, or it is not an error of ours: the lane ends.
+    expect(setAsideOf(refused('poison'))).toBeNull();
+    expect(setAsideOf(refused('transient'))).toBeNull();
+    expect(setAsideOf(refused('fatal-config', 'batch'))).toBeNull();
+    expect(setAsideOf(new Error('plain'))).toBeNull();
   });
 });

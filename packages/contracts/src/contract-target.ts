@@ -5,6 +5,8 @@ import {
   type Lane,
   type OffsetSpan,
   type Receipt,
+  type SetAside,
+  type SetAsideHook,
 } from '@thalweg/connector-core';
 import { spanKey, type ContractRecord, type HeldRecord } from './contract-records.js';
 import type { SinkSubject } from './sink-subject.js';
@@ -38,6 +40,8 @@ function turns(n: number): Promise<void> {
  */
 export class ContractTarget<L extends Lane> implements ConfirmTarget<L> {
   readonly applied: Applied<L>[] = [];
+  /** The batches the sink set aside, in the order it settled them. */
+  readonly asides: { readonly span: OffsetSpan; readonly refusal: SetAside }[] = [];
   readonly violations: string[] = [];
   maxConcurrent = 0;
   private active = 0;
@@ -78,6 +82,22 @@ export class ContractTarget<L extends Lane> implements ConfirmTarget<L> {
       this.active -= 1;
     }
   }
+
+  /**
+   * A batch the sink gave up on. Offered on every lane so that a raw sink
+   * reaching it past the types is caught: raw keeps every record. (The
+   * hook's type is `never` for raw; the cast gives both lanes this body.)
+   */
+  readonly setAside = ((_confirm: unknown, span: OffsetSpan, refusal: SetAside) => {
+    if (!this.expected.has(spanKey(span))) {
+      this.violations.push(`set aside ${formatSpan(span)}, which was never submitted`);
+    }
+    if (this.applied.some((a) => spanKey(a.receipt.span) === spanKey(span))) {
+      this.violations.push(`set aside ${formatSpan(span)}, which was confirmed`);
+    }
+    this.asides.push({ span, refusal });
+    return Promise.resolve();
+  }) as unknown as SetAsideHook<L>;
 
   /** The spans confirmed so far, in confirmation order. */
   confirmedSpans(): string[] {

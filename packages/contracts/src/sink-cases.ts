@@ -323,6 +323,50 @@ const poisonRebuilt = survives(
   'poison rebuilds the stream and loses nothing',
 );
 
+const setAsideSettled: SinkContractCase = {
+  name: 'a batch whose retries ran out is set aside in its place: never confirmed or held, and the next batches land',
+  applies: (f) => f.faults?.includes('exhausted') === true,
+  run: (factory) =>
+    withSubject(factory, async (subject, target) => {
+      const clause = 'a batch the sink gives up on costs that batch, never the sink';
+      check(
+        factory.lane === 'secondary',
+        clause,
+        () => 'a primary-raw sink never sets a batch aside',
+      );
+      const victim = oneSpan(40);
+      subject.inject?.('exhausted');
+      await submitSpan(factory, subject, target, victim);
+      const settledAside = await outcome(subject.sink.flush());
+      check(
+        settledAside.ok,
+        clause,
+        () => `flush rejected: ${settledAside.ok ? '' : describeError(settledAside.error)}`,
+      );
+      const after = contractSpans(1);
+      for (const span of after) await submitSpan(factory, subject, target, span);
+      await subject.sink.flush();
+      const asides = target.asides.map((a) => `${spanKey(a.span)} ${a.refusal.reason}`);
+      check(
+        asides.join(',') === `${spanKey(victim)} retry-exhausted`,
+        clause,
+        () => `set aside: ${asides.join(', ') || 'nothing'}`,
+      );
+      const error = target.asides[0]?.refusal.error;
+      check(isCoded(error), clause, () => `the reason's error is ${describeError(error)}`);
+      checkConfirmedOnce(clause, target.confirmedSpans(), after);
+      await checkHeldOnce(clause, factory, subject, after, target);
+      const byId = (await heldById(subject)) ?? new Map<string, string[]>();
+      for (const r of contractRecords(victim)) {
+        check(
+          !byId.has(r.idHex),
+          clause,
+          () => `offset ${r.offset} of the set-aside batch is held`,
+        );
+      }
+    }),
+};
+
 /** Every clause of the sink contract, in the order the suite runs them. */
 export const SINK_CONTRACT_CASES: readonly SinkContractCase[] = [
   durableBeforeConfirm,
@@ -335,4 +379,5 @@ export const SINK_CONTRACT_CASES: readonly SinkContractCase[] = [
   transientRetried,
   fatalStops,
   poisonRebuilt,
+  setAsideSettled,
 ];

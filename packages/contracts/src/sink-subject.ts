@@ -18,7 +18,12 @@ export type SinkFault =
   /** The next durability attempt fails with an error no retry can fix. */
   | 'fatal'
   /** The stream holding the next batch dies (poison): the sink rebuilds it and replays. */
-  | 'poison';
+  | 'poison'
+  /**
+   * Every attempt to make the next batch durable fails transiently: the
+   * sink's retries run out on it, and it sets that batch aside (ADR 0025).
+   */
+  | 'exhausted';
 
 /** One sink under test, with the means to see what its store durably holds. */
 export interface SinkSubject<L extends Lane, B> {

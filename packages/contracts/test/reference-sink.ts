@@ -20,6 +20,10 @@ export interface Breakage {
   readonly retryNothing?: boolean;
   readonly plainErrors?: boolean;
   readonly acceptMalformed?: boolean;
+  /** Settles a batch it gave up on without telling the target why. */
+  readonly silentSetAside?: boolean;
+  /** Fails, as a whole, on a batch whose retries ran out. */
+  readonly failWhenExhausted?: boolean;
 }
 
 interface Queued {
@@ -102,7 +106,10 @@ export class ReferenceSink implements Sink<'secondary', readonly ContractRecord[
       const confirms: Promise<void>[] = [];
       for (const q of batches) {
         if (this.broken.confirmBeforeWrite === true) await this.apply(q);
-        await this.write(q);
+        if ((await this.write(q)) === 'given-up') {
+          await this.setAside(q);
+          continue;
+        }
         if (this.broken.confirmBeforeWrite === true) continue;
         if (this.broken.confirmConcurrently === true) confirms.push(this.apply(q));
         else await this.apply(q);
@@ -120,11 +127,15 @@ export class ReferenceSink implements Sink<'secondary', readonly ContractRecord[
     }
   }
 
-  private async write(q: Queued): Promise<void> {
+  private async write(q: Queued): Promise<'written' | 'given-up'> {
     for (let attempt = 1; ; attempt++) {
       const fault = this.fault;
       this.fault = null;
       if (fault === 'fatal') throw this.error('fatal-config', 'injected fatal');
+      if (fault === 'exhausted') {
+        if (this.broken.failWhenExhausted === true) throw this.error('transient', 'gave up');
+        return 'given-up';
+      }
       if (fault === 'transient') {
         if (this.broken.retryNothing === true) throw this.error('transient', 'injected transient');
         continue;
@@ -137,6 +148,16 @@ export class ReferenceSink implements Sink<'secondary', readonly ContractRecord[
         this.broken.appendOnReplay !== true && this.store.some((h) => h.idHex === r.idHex);
       if (!held) this.store.push({ idHex: r.idHex, value: r.value });
     }
+    return 'written';
+  }
+
+  /** Settled in its place, unconfirmed, with its reason. */
+  private async setAside(q: Queued): Promise<void> {
+    if (this.broken.silentSetAside !== true) {
+      const error = this.error('transient', `retries ran out on ${q.span.start}`);
+      await this.target.setAside?.(q.confirm, q.span, { reason: 'retry-exhausted', error });
+    }
+    this.settled();
   }
 
   private async apply(q: Queued): Promise<void> {
@@ -149,6 +170,10 @@ export class ReferenceSink implements Sink<'secondary', readonly ContractRecord[
       submittedAt: Date.now(),
       confirmedAt: Date.now(),
     });
+    this.settled();
+  }
+
+  private settled(): void {
     this.confirmed += 1;
     this.waiters = this.waiters.filter((w) => {
       if (this.confirmed < w.upTo) return true;
@@ -165,7 +190,7 @@ export function referenceFactory(
   return {
     lane: 'secondary',
     replay: 'deduplicated',
-    faults: ['transient', 'fatal'],
+    faults: ['transient', 'fatal', 'exhausted'],
     refusesMalformed: true,
     restarts: true,
     open: async (target) => open(target, broken, []),
@@ -196,7 +221,7 @@ export function countedFactory(
   return {
     lane: 'secondary',
     replay: 'copies-identical',
-    faults: ['transient', 'fatal'],
+    faults: ['transient', 'fatal', 'exhausted'],
     open: async (target) => {
       const sink = new ReferenceSink(target, { ...broken, appendOnReplay: true });
       return {

@@ -26,6 +26,8 @@ const BROKEN: readonly [string, Breakage, string][] = [
   ['accepts a malformed batch', { acceptMalformed: true }, 'a malformed batch'],
   ['fails on a transient error', { retryNothing: true }, 'a transient failure'],
   ['fails with a plain error', { plainErrors: true }, 'a fatal failure'],
+  ['settles a given-up batch silently', { silentSetAside: true }, 'a batch whose retries ran out'],
+  ['fails when retries run out', { failWhenExhausted: true }, 'a batch whose retries ran out'],
 ];
 
 describe('the sink contract fails a sink that breaks it', () => {

@@ -49,6 +49,8 @@ export function killableConfirm<L extends Lane>(
       wire.pass(point);
       await target.apply(confirm, receipt);
     },
+    // A set-aside is not a durable acknowledgement: passed on as it is.
+    ...(target.setAside === undefined ? {} : { setAside: target.setAside }),
   };
 }
 

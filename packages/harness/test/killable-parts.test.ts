@@ -84,6 +84,26 @@ describe('the kill points', () => {
     expect(events).toEqual(['died', 'recorded']);
   });
 
+  it('passes a set-aside on to the target, which quarantines it', async () => {
+    const events: string[] = [];
+    const target: ConfirmTarget<'secondary'> = {
+      apply: async () => undefined,
+      setAside: async (_confirm, at, refusal) => {
+        events.push(`aside ${at.start} ${refusal.reason}`);
+      },
+    };
+    const confirm = killableConfirm(
+      target,
+      wire({ point: 'secondary-acked', n: 5 }, events),
+      'secondary-acked',
+    );
+    await confirm.setAside?.(derivedCoverage(PG, span), span, {
+      reason: 'retry-exhausted',
+      error: new Error('down'),
+    });
+    expect(events).toEqual(['aside 0 retry-exhausted']);
+  });
+
   it('raw-submit dies once raw accepted the batch', async () => {
     const events: string[] = [];
     const inner: ReplayableSink<SourceBatch> = {

@@ -2,10 +2,12 @@ import {
   derivedCoverage,
   isDurable,
   formatSpan,
+  setAsideOf,
   SubmitQueue,
   type ConfirmTarget,
   type OffsetSpan,
   type Receipt,
+  type SetAside,
   type Sink,
   type SinkId,
   type SourceBatch,
@@ -34,6 +36,11 @@ export interface SecondaryStats {
   /** Batches dropped because the lane was full or failed: coverage gaps for recovery. */
   readonly shedBatches: number;
   readonly shedRecords: number;
+  /**
+   * Batches the sink refused alone or set aside (poison, retries exhausted):
+   * their records are quarantined, and the lane went on (ADR 0025).
+   */
+  readonly setAsideBatches: number;
   readonly quarantined: number;
 }
 
@@ -55,6 +62,12 @@ export type QuarantineSink = (sink: string, batch: SourceBatch, note: Quarantine
  * is full, or the sink has failed, the batch is shed and stays a coverage
  * gap that recovery replays from raw. The sink's own backpressure (a waiting
  * `submit`) holds only this lane's pump.
+ *
+ * A batch the sink refuses alone (a submit rejected with scope `batch`) or
+ * sets aside on its ack lane is quarantined record by record, and the lane
+ * goes on with the next batch (ADR 0025): a poison batch is held vacuously,
+ * as a derivation that refuses every record is; a batch whose retries ran
+ * out stays a gap for recovery. Only a sink that failed ends the lane.
  */
 export class SecondaryLane<B> {
   private config: SecondaryConfig = secondaryConfigSchema.parse({});
@@ -68,6 +81,7 @@ export class SecondaryLane<B> {
   private deliveredRecords = 0;
   private shed = 0;
   private shedRecords = 0;
+  private setAsideBatches = 0;
   private quarantined = 0;
   private readonly pending = new PendingSpans();
 
@@ -98,6 +112,10 @@ export class SecondaryLane<B> {
       // A non-durable secondary (explicit opt-out) never records coverage:
       // there is no durable acknowledgement to record it after.
       if (isDurableReceipt(receipt)) this.recorder.add(receipt);
+    },
+    setAside: async (confirm, span, refusal) => {
+      if (confirm.kind !== 'derived-coverage') return;
+      this.setAside(this.pending.settleThrough(span), span, refusal);
     },
   };
 
@@ -172,6 +190,7 @@ export class SecondaryLane<B> {
       deliveredRecords: this.deliveredRecords,
       shedBatches: this.shed,
       shedRecords: this.shedRecords,
+      setAsideBatches: this.setAsideBatches,
       quarantined: this.quarantined,
     };
   }
@@ -184,6 +203,12 @@ export class SecondaryLane<B> {
       try {
         await this.deliver(sink, item.batch);
       } catch (error) {
+        // The sink refused this batch alone and takes the next: not the end.
+        const refusal = setAsideOf(error);
+        if (refusal !== null) {
+          this.setAside(this.pending.refused(item.batch.span), item.batch.span, refusal);
+          continue;
+        }
         this.state = { kind: 'failed', error };
         this.log(
           `secondary ${this.id} failed at ${formatSpan(item.batch.span)}; ` +
@@ -221,17 +246,43 @@ export class SecondaryLane<B> {
     }
     if (derived.batch === null) {
       // Nothing of the span is left to write: it is held vacuously.
-      const kind = sink.descriptor.durability;
-      if (isDurable(kind)) {
-        this.recorder.add(emptyReceipt(sink.descriptor.id, batch.span, kind.kind));
-      }
+      this.holdVacuously(batch.span);
       this.pending.settle(batch.span);
       return;
     }
-    this.pending.submitting(batch.span);
+    this.pending.submitting(submittedPart(batch, derived.quarantined));
     await sink.submit(derived.batch, batch.span, derivedCoverage(sink.descriptor.id, batch.span));
-    // After acceptance: a refused batch is counted as shed, not as submitted too.
+    // After acceptance: a refused batch is counted as set aside or shed, never as submitted too.
     this.submitted += 1;
+  }
+
+  /**
+   * A batch the sink refused or set aside: its records go to quarantine,
+   * `contract` for a poison batch (held vacuously: a replay would meet the
+   * same refusal, forever) and `retry-exhausted` for one the sink gave up
+   * on (a gap: recovery replays it once the sink is healthy). `batch` is
+   * null for a span the lane did not submit (recovery's replay through the
+   * same sink): nothing to quarantine here, and the span stays a gap.
+   */
+  private setAside(batch: SourceBatch | null, span: OffsetSpan, refusal: SetAside): void {
+    this.setAsideBatches += 1;
+    const reason = refusal.reason === 'poison' ? 'contract' : 'retry-exhausted';
+    const detail = `${this.id} refused the batch: ${message(refusal.error)}`;
+    this.log(`secondary ${this.id} set aside ${formatSpan(span)} (${refusal.reason}): ${detail}`);
+    if (batch === null) return;
+    for (const r of batch.records) {
+      this.quarantined += 1;
+      this.quarantine(this.id, batch, { offset: r.offset, reason, detail });
+    }
+    if (refusal.reason === 'poison') this.holdVacuously(span);
+  }
+
+  /** Nothing of the span is left for the sink: the quarantine holds it, so does coverage. */
+  private holdVacuously(span: OffsetSpan): void {
+    const sink = this.sink;
+    if (sink === null) return;
+    const kind = sink.descriptor.durability;
+    if (isDurable(kind)) this.recorder.add(emptyReceipt(sink.descriptor.id, span, kind.kind));
   }
 
   private dropQueued(): void {
@@ -256,6 +307,13 @@ export class SecondaryLane<B> {
     if (this.state.kind !== 'running') return null;
     return this.pending.floor(partition);
   }
+}
+
+/** The records of `batch` handed to the sink: those the derivation did not quarantine. */
+function submittedPart(batch: SourceBatch, refused: readonly QuarantineNote[]): SourceBatch {
+  if (refused.length === 0) return batch;
+  const gone = new Set(refused.map((n) => n.offset));
+  return { span: batch.span, records: batch.records.filter((r) => !gone.has(r.offset)) };
 }
 
 function queueOf(config: SecondaryConfig): SubmitQueue<Queued> {

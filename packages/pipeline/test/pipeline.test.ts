@@ -120,6 +120,21 @@ describe('the gating path', () => {
     expect(pipeline.stats().state).toBe('failed');
   });
 
+  it('fails loud even when raw refuses one batch alone: raw never sets a batch aside', async () => {
+    const source = new MemoryGroupSource(logsOf('t', 1, 200), 10);
+    // A refusal a secondary's lane would quarantine and go past (scope 'batch').
+    const { pipeline, raw } = await build(source, {
+      raw: (r) => (r.refuseBatch = (s) => (s.start === 50 ? 'poison' : null)),
+    });
+    await expect(pipeline.run()).rejects.toThrow(
+      /TWG_PIPELINE_RAW_FAILED.*primary raw refused t\/0\[50,60\)/,
+    );
+    const last = source.lastCommit({ topic: 't', partition: 0 }) ?? 0;
+    expect(last).toBeLessThanOrEqual(50);
+    expect(raw.holdsPrefix('t', 0, last)).toBe(true);
+    expect(pipeline.stats().quarantine.byReason).not.toHaveProperty('contract');
+  });
+
   it('a raw refusal during stop() still fails the run', async () => {
     const source = new MemoryGroupSource(logsOf('t', 1, 200), 10);
     source.endless = true;

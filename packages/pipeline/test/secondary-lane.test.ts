@@ -115,6 +115,89 @@ describe('SecondaryLane', () => {
     expect(await s.covered()).toEqual([{ start: 0, end: 2 }]);
   });
 
+  it('a batch the sink sets aside after its retries ran out is quarantined retry-exhausted and stays a gap; the lane goes on', async () => {
+    const s = setup();
+    s.sink.mode = 'auto';
+    s.sink.setAsideWith = (span) =>
+      span.start === 10 ? { reason: 'retry-exhausted', error: new Error('server gone') } : null;
+    for (let at = 0; at < 40; at += 10) s.lane.offer(batch(at, at + 10));
+    await until(() => s.lane.stats().deliveredBatches === 3);
+    expect(s.lane.current.kind).toBe('running');
+    expect(s.quarantined.map((q) => q.note.offset)).toEqual(
+      Array.from({ length: 10 }, (_, i) => 10 + i),
+    );
+    expect(
+      s.quarantined.every((q) => q.sink === 'sec0' && q.note.reason === 'retry-exhausted'),
+    ).toBe(true);
+    expect(s.quarantined[0]?.note.detail).toContain('server gone');
+    // Recovery replays the gap once the sink is healthy again.
+    expect(await s.covered()).toEqual([
+      { start: 0, end: 10 },
+      { start: 20, end: 40 },
+    ]);
+    expect(s.lane.stats()).toMatchObject({ setAsideBatches: 1, quarantined: 10, shedBatches: 0 });
+    expect(s.lane.pendingFloor(P)).toBeNull();
+  });
+
+  it('a poison batch the sink sets aside is quarantined contract and held vacuously: a replay would be refused again', async () => {
+    const s = setup();
+    s.sink.mode = 'auto';
+    s.sink.setAsideWith = (span) =>
+      span.start === 10 ? { reason: 'poison', error: new Error('22P02 in column n') } : null;
+    for (let at = 0; at < 30; at += 10) s.lane.offer(batch(at, at + 10));
+    await until(() => s.lane.stats().deliveredBatches === 2);
+    expect(new Set(s.quarantined.map((q) => q.note.reason))).toEqual(new Set(['contract']));
+    expect(s.quarantined).toHaveLength(10);
+    expect(s.quarantined[0]?.note.detail).toContain('22P02 in column n');
+    expect(await s.covered()).toEqual([{ start: 0, end: 30 }]);
+  });
+
+  it('a submit refused for that batch alone quarantines its records and the lane carries on', async () => {
+    const s = setup();
+    s.sink.mode = 'auto';
+    s.sink.refuseBatch = (span) =>
+      span.start === 10 ? 'poison' : span.start === 20 ? 'transient' : null;
+    for (let at = 0; at < 40; at += 10) s.lane.offer(batch(at, at + 10));
+    await until(() => s.lane.stats().deliveredBatches === 2);
+    expect(s.lane.current.kind).toBe('running');
+    const reasons = s.quarantined.map((q) => `${q.note.offset}:${q.note.reason}`);
+    expect(reasons.slice(0, 2)).toEqual(['10:contract', '11:contract']);
+    expect(reasons.slice(10, 12)).toEqual(['20:retry-exhausted', '21:retry-exhausted']);
+    expect(reasons).toHaveLength(20);
+    // The poison span is held vacuously; the one whose retries ran out is a gap.
+    expect(await s.covered()).toEqual([
+      { start: 0, end: 20 },
+      { start: 30, end: 40 },
+    ]);
+    expect(s.lane.stats()).toMatchObject({
+      submittedBatches: 2,
+      setAsideBatches: 2,
+      shedBatches: 0,
+    });
+    expect(s.lane.pendingFloor(P)).toBeNull();
+  });
+
+  it('quarantines only what it submitted: records the derivation refused are not quarantined twice', async () => {
+    const s = setup();
+    s.sink.mode = 'auto';
+    s.sink.refuseBatch = () => 'poison';
+    const mixed: SourceBatch = {
+      span: offsetSpan('t', 0, 0, 3),
+      records: [
+        ...records.slice(0, 1),
+        ...makeRecords('t', 0, 2, () => 'not json').slice(1, 2),
+        ...records.slice(2, 3),
+      ],
+    };
+    s.lane.offer(mixed);
+    await until(() => s.lane.stats().setAsideBatches === 1);
+    expect(s.quarantined.map((q) => `${q.note.offset}:${q.note.reason}`)).toEqual([
+      '1:decode',
+      '0:contract',
+      '2:contract',
+    ]);
+  });
+
   it('stop() drains into the sink and flushes it; what is not acknowledged by the deadline stays a gap', async () => {
     const s = setup();
     s.sink.mode = 'auto';

@@ -73,6 +73,9 @@ export class PostgresSinkError extends ThalwegError<PostgresSinkErrorCode> {
       errorClass: CLASS_OF[code],
       message: `table ${context.table}${at}: ${message}`,
       cause,
+      // A malformed batch is refused at submit, changing nothing: the sink
+      // takes the next one (the caller sets this one aside).
+      scope: code === 'TWG_PG_SINK_BATCH_INVALID' ? 'batch' : 'sink',
     });
     this.table = context.table;
     this.span = context.span;

@@ -6,6 +6,7 @@ export * from './classify-error.js';
 export { ensureTable, createTableSql } from './ensure-table.js';
 export type {
   PoisonPolicy,
+  RetryExhaustedPolicy,
   PostgresSinkHooks,
   PostgresSinkOptions,
   ResolvedOptions,

@@ -5,6 +5,7 @@ import {
   type Confirm,
   type DurableGuarantee,
   type OffsetSpan,
+  type SetAside,
   type Sink,
   type SinkDescriptor,
 } from '@thalweg/connector-core';
@@ -40,9 +41,13 @@ export type PostgresSinkDescriptor = SinkDescriptor<DurableGuarantee> & {
  * each batch's confirmation, in submission order, with durability
  * `transaction-commit`, while the next group commits, at most one behind.
  *
- * Nothing is confirmed that did not commit. A failure the sink cannot retry
- * past leaves it FAILED: what committed before is confirmed, nothing after,
- * and flush, close and submit reject with the error naming table and span.
+ * Nothing is confirmed that did not commit. A batch PostgreSQL refuses
+ * (`onPoison: 'skip'`) or a group whose retries ran out
+ * (`onRetryExhausted: 'set-aside'`, the default) is set aside: settled in
+ * its place, unconfirmed, and handed to the target's `setAside` with its
+ * reason. Any other failure the sink cannot get past leaves it FAILED: what
+ * committed before is confirmed, nothing after, and flush, close and submit
+ * reject with the error naming table and span.
  */
 export class PostgresSink implements Sink<'secondary', PgBatch> {
   readonly descriptor: PostgresSinkDescriptor;
@@ -279,12 +284,31 @@ export class PostgresSink implements Sink<'secondary', PgBatch> {
       return null;
     }
     const error = this.writer.describe(outcome, group);
-    if (outcome.failure !== 'poison') return error;
-    this.counters.poisoned.inc();
-    if (this.options.onPoison === 'fail') return error;
+    if (outcome.failure === 'poison') {
+      this.counters.poisoned.inc();
+      if (this.options.onPoison === 'fail') return error;
+      return this.setAside(group, ctx, 'poison', error);
+    }
+    if (outcome.failure === 'transient' && this.options.onRetryExhausted === 'set-aside') {
+      this.counters.retriesExhausted.inc(group.length);
+      return this.setAside(group, ctx, 'retry-exhausted', error);
+    }
+    return error;
+  }
+
+  /**
+   * Settles the group without a confirmation, in its place in the order
+   * (its spans stay gaps), tells the target why, and carries on.
+   */
+  private async setAside(
+    group: readonly QueuedBatch[],
+    ctx: BurstContext<number, QueuedBatch>,
+    reason: SetAside['reason'],
+    error: PostgresSinkError,
+  ): Promise<null> {
     this.report(error);
-    // Settled without a confirmation, in its place in the order: a gap.
-    await ctx.settle(group.map((entry) => ({ entry, skipped: true })));
+    const refusal: SetAside = { reason, error };
+    await ctx.settle(group.map((entry) => ({ entry, kind: 'set-aside' as const, refusal })));
     return null;
   }
 

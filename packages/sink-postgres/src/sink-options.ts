@@ -24,12 +24,26 @@ export type TransactionalCoverage = Pick<PostgresCoverage, 'recordInTransaction'
  * - `fail` (default): the sink fails at that batch. Batches submitted
  *   before it are committed and confirmed; it and every later batch are
  *   not, so their spans stay gaps, and flush/submit reject naming it.
- * - `skip`: the batch is reported through `onError` and left unconfirmed
- *   (a gap in coverage), and the sink carries on with the next batch.
- *   Recovery replaying that gap meets the same refusal: route it to
- *   quarantine from `onError`.
+ * - `skip`: the batch is reported through `onError`, left unconfirmed and
+ *   handed to the confirmation target's `setAside` with reason `poison`
+ *   (the pipeline quarantines its records, ADR 0025), and the sink carries
+ *   on with the next batch.
  */
 export type PoisonPolicy = 'fail' | 'skip';
+
+/**
+ * What the sink does with a group whose transaction failed transiently
+ * through every attempt of its retry policy:
+ *
+ * - `set-aside` (default): the group's batches are settled unconfirmed
+ *   (their spans stay gaps, which recovery replays once the server is
+ *   healthy), reported through `onError` and handed to the confirmation
+ *   target's `setAside` with reason `retry-exhausted`; the sink carries on
+ *   with the next group. A transaction that failed does not make the pool
+ *   unusable: the next one connects afresh.
+ * - `fail`: the sink fails at that group, as for a fatal failure.
+ */
+export type RetryExhaustedPolicy = 'fail' | 'set-aside';
 
 /** One transaction, for fault injection in tests: the rows and coverage are written, not committed. */
 export interface TransactionProbe {
@@ -72,6 +86,7 @@ export interface PostgresSinkOptions {
   /** Transient failures: attempts per transaction and backoff (defaults 8, 50 ms, 5 s). */
   readonly retry?: Partial<RetryPolicy>;
   readonly onPoison?: PoisonPolicy;
+  readonly onRetryExhausted?: RetryExhaustedPolicy;
   /** Poisoned batches, the failure that stopped the sink, confirmation targets that threw. */
   readonly onError?: (error: PostgresSinkError) => void;
   /** The start-up line with every knob (default console.info). */
@@ -88,6 +103,7 @@ export interface ResolvedOptions {
   readonly statement: StatementShape;
   readonly retry: RetryPolicy;
   readonly onPoison: PoisonPolicy;
+  readonly onRetryExhausted: RetryExhaustedPolicy;
 }
 
 /** The root of every option path of this sink (the shared convention, parse-config.ts). */
@@ -122,6 +138,7 @@ const postgresSinkOptionsSchema = z
       })
       .prefault({}),
     onPoison: z.enum(['fail', 'skip']).default('fail'),
+    onRetryExhausted: z.enum(['fail', 'set-aside']).default('set-aside'),
     onError: functionOption<(error: PostgresSinkError) => void>().optional(),
     log: functionOption<(line: string) => void>().optional(),
     hooks: z
@@ -160,6 +177,7 @@ export function resolveOptions(options: PostgresSinkOptions): ResolvedOptions {
     statement: o.statement,
     retry: o.retry,
     onPoison: o.onPoison,
+    onRetryExhausted: o.onRetryExhausted,
   };
 }
 
@@ -176,5 +194,6 @@ export function describeOptions(o: ResolvedOptions, table: string): string {
     `retry.baseDelayMs=${o.retry.baseDelayMs}`,
     `retry.maxDelayMs=${o.retry.maxDelayMs}`,
     `onPoison=${o.onPoison}`,
+    `onRetryExhausted=${o.onRetryExhausted}`,
   ].join(' ');
 }

@@ -14,6 +14,8 @@ export interface PostgresSinkStats {
   readonly retries: number;
   /** Batches PostgreSQL refused (22xxx, 23xxx). */
   readonly poisoned: number;
+  /** Batches set aside because their transaction failed through every retry. */
+  readonly retriesExhausted: number;
   /** Confirmation targets that threw after a commit (coverage lags). */
   readonly confirmFailures: number;
   /** Batches accepted and not yet taken by the writer. */
@@ -33,6 +35,7 @@ export class SinkCounters {
   readonly inserted = new Counter();
   readonly duplicates = new Counter();
   readonly poisoned = new Counter();
+  readonly retriesExhausted = new Counter();
   readonly batchesPerTransaction = Histogram.exponential(4096);
 
   snapshot(queued: number, delivery: DeliveryMetrics): PostgresSinkStats {
@@ -44,6 +47,7 @@ export class SinkCounters {
       duplicates: this.duplicates.value,
       retries: delivery.retries.value,
       poisoned: this.poisoned.value,
+      retriesExhausted: this.retriesExhausted.value,
       confirmFailures: delivery.confirmFailures.value,
       queued,
       batchesPerTransaction: { mean: h.count === 0 ? 0 : h.sum / h.count, max: h.max ?? 0 },

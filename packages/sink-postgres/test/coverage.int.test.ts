@@ -94,6 +94,7 @@ describe('PostgresSink with coverage in the same transaction', () => {
     const errors: PostgresSinkError[] = [];
     const { sink, target } = await openSink(pool, spec, {
       coverage,
+      onRetryExhausted: 'fail',
       retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 },
       onError: (e) => errors.push(e),
       hooks: {
@@ -124,6 +125,48 @@ describe('PostgresSink with coverage in the same transaction', () => {
     expect((await coverage.covered(key)).ranges()).toEqual([{ start: 0, end: 20 }]);
     await expect(sink.submit(batchAt(3), spanAt(3), cover(3))).rejects.toBe(failure);
     await expect(sink.close()).rejects.toBe(failure);
+    await coverage.close();
+  });
+
+  it('by default sets aside a group whose retries ran out and carries on: its span stays a gap', async () => {
+    const { spec, coverage } = await fresh();
+    const errors: PostgresSinkError[] = [];
+    const { sink, target } = await openSink(pool, spec, {
+      coverage,
+      retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 },
+      onError: (e) => errors.push(e),
+      hooks: {
+        // Every attempt of the transaction holding span 2 loses its connection.
+        beforeCommit: async ({ client, spans }) => {
+          if (spans.some((s) => s.start === 20)) await killBackend(client);
+        },
+      },
+    });
+    await sink.submit(batchAt(0), spanAt(0), cover(0));
+    await sink.submit(batchAt(1), spanAt(1), cover(1));
+    await sink.flush();
+    await sink.submit(batchAt(2), spanAt(2), cover(2));
+    await sink.flush();
+    // The sink is not failed: the next batch commits on a fresh connection.
+    await sink.submit(batchAt(3), spanAt(3), cover(3));
+    await sink.flush();
+    expect(sink.failed).toBeNull();
+    expect(target.asides.map((a) => [a.span, a.refusal.reason])).toEqual([
+      [spanAt(2), 'retry-exhausted'],
+    ]);
+    expect(target.asides[0]?.refusal.error).toMatchObject({
+      code: 'TWG_PG_SINK_RETRIES_EXHAUSTED',
+      span: spanAt(2),
+    });
+    expect(errors).toEqual([target.asides[0]?.refusal.error]);
+    expect(sink.stats()).toMatchObject({ retries: 2, retriesExhausted: 1 });
+    expect(confirmedStarts(target)).toEqual([0, 10, 30]);
+    expect(await countRows(pool, spec)).toBe(30);
+    expect((await coverage.covered(key)).ranges()).toEqual([
+      { start: 0, end: 20 },
+      { start: 30, end: 40 },
+    ]);
+    await sink.close();
     await coverage.close();
   });
 

@@ -9,6 +9,7 @@ import {
   type ConfirmTarget,
   type OffsetSpan,
   type Receipt,
+  type SetAside,
   type SinkId,
 } from '@thalweg/connector-core';
 import { postgresUrl, uniqueName } from '@thalweg/test-services';
@@ -61,15 +62,21 @@ export function batchAt(i: number, size = 10): PgBatch {
 export const cover = (i: number, sink: SinkId = ID): Confirm<'secondary'> =>
   derivedCoverage(sink, spanAt(i));
 
-/** A confirm target that records what it was given, in order. */
+/** A confirm target that records what it was given, in order: confirmations and set-asides. */
 export function recordingTarget(): ConfirmTarget<'secondary'> & {
   applied: { confirm: Confirm<'secondary'>; receipt: Receipt }[];
+  asides: { span: OffsetSpan; refusal: SetAside }[];
 } {
   const applied: { confirm: Confirm<'secondary'>; receipt: Receipt }[] = [];
+  const asides: { span: OffsetSpan; refusal: SetAside }[] = [];
   return {
     applied,
+    asides,
     apply: async (confirm, receipt) => {
       applied.push({ confirm, receipt });
+    },
+    setAside: async (_confirm, span, refusal) => {
+      asides.push({ span, refusal });
     },
   };
 }

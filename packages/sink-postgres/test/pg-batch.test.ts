@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { NO_CONFIRM, offsetSpan, rawAnchor, sinkId, type Confirm } from '@thalweg/connector-core';
+import {
+  NO_CONFIRM,
+  offsetSpan,
+  rawAnchor,
+  setAsideOf,
+  sinkId,
+  type Confirm,
+} from '@thalweg/connector-core';
 import { PostgresSink, PostgresSinkError } from '../src/index.js';
 import { batchAt, cover, ID, ordersSpec, quiet, recordingTarget, spanAt } from './helpers.js';
 
@@ -44,6 +51,8 @@ describe('submit checks the batch before accepting it', () => {
     const rows = [batchAt(0, 1).rows[0]!, bad];
     const e = await refusal(sink.submit({ rows } as never, spanAt(0), cover(0)));
     expect(e.code).toBe('TWG_PG_SINK_BATCH_INVALID');
+    // That batch alone is refused; the sink takes the next (a caller sets it aside).
+    expect(setAsideOf(e)?.reason).toBe('poison');
     expect(e.message).toContain(field);
     expect(e.span).toEqual(spanAt(0));
     expect(e.table).toBe('"public"."t"');

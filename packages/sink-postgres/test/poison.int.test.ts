@@ -90,7 +90,7 @@ describe('PostgresSink poison batches', () => {
     expect(confirmedStarts(target)).toEqual([0, 10]);
   });
 
-  it('with onPoison "skip", reports the batch, leaves it unconfirmed and carries on', async () => {
+  it('with onPoison "skip", reports the batch, sets it aside unconfirmed (reason poison) and carries on', async () => {
     const spec = table();
     const errors: PostgresSinkError[] = [];
     const h = holdingFirst();
@@ -114,6 +114,9 @@ describe('PostgresSink poison batches', () => {
       sqlState: '23502',
     });
     expect(sink.stats()).toMatchObject({ poisoned: 1, batches: 3 });
+    // The target hears why, in the batch's place: the pipeline quarantines it.
+    expect(target.asides.map((a) => [a.span, a.refusal.reason])).toEqual([[spanAt(2), 'poison']]);
+    expect(target.asides[0]?.refusal.error).toBe(errors[0]);
     await sink.close();
   });
 

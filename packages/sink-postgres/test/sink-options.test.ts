@@ -41,6 +41,7 @@ describe('PostgresSink options', () => {
     [{ retry: { baseDelayMs: 100, maxDelayMs: 10 } }, 'postgresSink.retry.maxDelayMs'],
     [{ statement: 'copy' }, 'postgresSink.statement'],
     [{ onPoison: 'ignore' }, 'postgresSink.onPoison'],
+    [{ onRetryExhausted: 'skip' }, 'postgresSink.onRetryExhausted'],
     [{ onError: 'log it' }, 'postgresSink.onError'],
     [{ table: { name: '', columns: [] } }, 'postgresSink.table.name'],
     [{ table: { name: 't', schema: 'x'.repeat(64), columns: [] } }, 'postgresSink.table.schema'],
@@ -101,6 +102,7 @@ describe('PostgresSink options', () => {
     expect(sink.table).toBe('"public"."t"');
     expect(lines[0]).toContain('statement=unnest');
     expect(lines[0]).toContain('onPoison=fail');
+    expect(lines[0]).toContain('onRetryExhausted=set-aside');
     // Nothing was submitted, so close needs no connection.
     await sink.close();
     await sink.close();

@@ -110,6 +110,7 @@ describe('PostgresSink on transient failures', () => {
       table: ordersSpec('unreachable'),
       confirm: target,
       retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 },
+      onRetryExhausted: 'fail',
       log: quiet,
       onError: quiet,
     });

@@ -1,4 +1,4 @@
-import { ThalwegError, type ErrorClass } from '@thalweg/connector-core';
+import { ThalwegError, type ErrorClass, type ErrorScope } from '@thalweg/connector-core';
 
 export const ZEROBUS_ERROR_CODES = [
   'TWG_ZEROBUS_TRANSIENT',
@@ -15,7 +15,8 @@ export type ZerobusErrorCode = (typeof ZEROBUS_ERROR_CODES)[number];
  * - `transient`      back off and retry on the SAME stream (opening a new one
  *                    per hiccup is the stream storm the predecessor suffered);
  * - `poison-batch`   this batch can never be accepted (it does not match the
- *                    table); the stream itself is healthy;
+ *                    table); the stream itself is healthy: a refusal of
+ *                    scope `batch`, which the caller sets aside (ADR 0025);
  * - `poison-stream`  the stream is dead: end its ack lane, rebuild it within a
  *                    bounded budget, replaying what it had not confirmed;
  * - `fatal-config`   credentials, table name, schema: fail loud, no retry.
@@ -39,8 +40,19 @@ const CLASS_OF: Record<ZerobusFailure, ErrorClass> = {
 export class ZerobusSinkError extends ThalwegError<ZerobusErrorCode> {
   readonly failure: ZerobusFailure;
 
-  constructor(failure: ZerobusFailure, message: string, cause?: unknown) {
-    super({ code: CODE_OF[failure], errorClass: CLASS_OF[failure], message, cause });
+  /**
+   * `scope` is `batch` for a poison batch unless told otherwise, `sink`
+   * for the rest; a transient failure that outlasted its retries on one
+   * batch's submit, the stream unharmed, is raised with scope `batch`.
+   */
+  constructor(failure: ZerobusFailure, message: string, cause?: unknown, scope?: ErrorScope) {
+    super({
+      code: CODE_OF[failure],
+      errorClass: CLASS_OF[failure],
+      message,
+      cause,
+      scope: scope ?? (failure === 'poison-batch' ? 'batch' : 'sink'),
+    });
     this.failure = failure;
   }
 }

@@ -1,6 +1,7 @@
 import {
   AckLane,
   backoffDelay,
+  formatSpan,
   retrying,
   sleep,
   type Confirm,
@@ -161,6 +162,17 @@ export class ZerobusStream<L extends Lane> {
       const failure = error instanceof ZerobusSinkError ? error.failure : 'poison-stream';
       if (failure === 'poison-stream') this.markStale(inc, error);
       if (failure === 'fatal-config') this.fatal = asError(error);
+      if (failure === 'transient') {
+        // Retries exhausted on this batch alone: the stream was not harmed
+        // (a transient failure never retires it), so the next batch goes on
+        // it; this one was not accepted, and its caller sets it aside.
+        throw new ZerobusSinkError(
+          'transient',
+          `${formatSpan(pending.span)} was not accepted through ${this.options.retry.maxAttempts} attempts: ${error instanceof Error ? error.message : String(error)}`,
+          error,
+          'batch',
+        );
+      }
       throw error;
     }
     inc.watermarks.submitted(offset);

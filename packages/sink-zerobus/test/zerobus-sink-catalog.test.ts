@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { tableFromIPC } from 'apache-arrow';
-import { derivedCoverage, sinkId } from '@thalweg/connector-core';
+import { derivedCoverage, setAsideOf, sinkId } from '@thalweg/connector-core';
 import { FakeCatalog } from '../src/catalog/fake-catalog.js';
 import { FakeTransportFactory } from '../src/fake-transport.js';
 import { ZerobusSink } from '../src/zerobus-sink.js';
@@ -49,9 +49,10 @@ describe('ZerobusSink with a catalog', () => {
     const { sink, factory } = await sinkWithTable([
       { name: 'other', type: 'int32', nullable: true },
     ]);
-    await expect(
-      sink.submit(batchOf(1), spanAt(0), derivedCoverage(ID, spanAt(0))),
-    ).rejects.toThrow(/column n is not a column of the table/);
+    const refused = sink.submit(batchOf(1), spanAt(0), derivedCoverage(ID, spanAt(0)));
+    await expect(refused).rejects.toThrow(/column n is not a column of the table/);
+    // That batch alone: its caller quarantines it and the sink takes the next (ADR 0025).
+    expect(setAsideOf(await refused.catch((e: unknown) => e))?.reason).toBe('poison');
     expect(factory.opened).toHaveLength(0);
     await sink.close();
   });

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { derivedCoverage, rawAnchor, sinkId, type Confirm } from '@thalweg/connector-core';
+import {
+  derivedCoverage,
+  rawAnchor,
+  setAsideOf,
+  sinkId,
+  type Confirm,
+} from '@thalweg/connector-core';
 import { FakeTransportFactory, type Fault } from '../src/fake-transport.js';
 import { ZerobusSink } from '../src/zerobus-sink.js';
 import { batchOf, quiet, recordingTarget, settled, spanAt } from './helpers.js';
@@ -91,6 +97,44 @@ describe('ZerobusSink ack lane', () => {
     expect(factory.opened).toHaveLength(1);
     expect(sink.metrics()[0]!.retries.value).toBe(1);
     expect(target.applied).toHaveLength(5);
+    await sink.close();
+  });
+
+  it('refuses one batch whose submit retries ran out with scope batch, and takes the next on the same stream', async () => {
+    // The transport refuses the 1st and 2nd submit transiently: with two
+    // attempts, batch 0 is given up on; batch 1 is its 3rd submit.
+    const factory = new FakeTransportFactory({ ackLatencyMs: 1 }, () => [
+      { op: 'submit', nth: 1, failure: 'transient' },
+      { op: 'submit', nth: 2, failure: 'transient' },
+    ]);
+    const { sink, target } = secondary(factory, { retry: { baseDelayMs: 1, maxAttempts: 2 } });
+    const refused: unknown = await sink.submit(batchOf(1), spanAt(0), cover(0)).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(refused).toMatchObject({ code: 'TWG_ZEROBUS_TRANSIENT', scope: 'batch' });
+    expect((refused as Error).message).toMatch(
+      /orders\/0\[0,10\) was not accepted through 2 attempts/,
+    );
+    expect(setAsideOf(refused)?.reason).toBe('retry-exhausted');
+    await sink.submit(batchOf(1), spanAt(1), cover(1));
+    await sink.flush();
+    expect(factory.opened).toHaveLength(1);
+    expect(target.applied.map((a) => a.receipt.span.start)).toEqual([10]);
+    await sink.close();
+  });
+
+  it('refuses a poison batch with scope batch: the stream stays and the next batch lands', async () => {
+    const factory = new FakeTransportFactory({ ackLatencyMs: 1 }, () => [
+      { op: 'submit', nth: 1, failure: 'poison-batch' },
+    ]);
+    const { sink, target } = secondary(factory);
+    const refused = sink.submit(batchOf(1), spanAt(0), cover(0));
+    await expect(refused).rejects.toMatchObject({ failure: 'poison-batch', scope: 'batch' });
+    await sink.submit(batchOf(1), spanAt(1), cover(1));
+    await sink.flush();
+    expect(factory.opened).toHaveLength(1);
+    expect(target.applied.map((a) => a.receipt.span.start)).toEqual([10]);
     await sink.close();
   });
 

@@ -1,4 +1,4 @@
-import type { Confirm, ConfirmTarget, Lane } from '../confirm.js';
+import type { Confirm, ConfirmTarget, Lane, SetAside, SetAsideHook } from '../confirm.js';
 import type { DurableKind } from '../durability.js';
 import { DeliveryError } from '../errors.js';
 import { formatSpan, type OffsetSpan } from '../offset-span.js';
@@ -22,16 +22,39 @@ export interface Pending<P extends Position, L extends Lane> extends Sized {
   readonly submittedAt: number;
 }
 
-/** How one batch of a burst left the durable step. */
-export interface Settlement<E> {
+/** A batch the durable step made durable: it is confirmed. */
+export interface DurableSettlement<E> {
   readonly entry: E;
-  /** Set aside (a poison batch a sink skips): settled in its place, never confirmed. */
-  readonly skipped?: boolean;
+  readonly kind?: 'durable';
   /** The receipt's bytes, known only after the step (an encoded size). */
   readonly bytes?: number;
   /** When the step made it durable; when it was handed over otherwise. */
   readonly at?: number;
 }
+
+/**
+ * A batch the durable step gave up on and went past (a poison batch, or one
+ * whose retries were exhausted): settled in its place in the order, never
+ * confirmed; the target's `setAside` hears why.
+ */
+export interface SetAsideSettlement<E> {
+  readonly entry: E;
+  readonly kind: 'set-aside';
+  readonly refusal: SetAside;
+}
+
+/**
+ * How one batch of a burst left the durable step. A primary-raw lane's
+ * batches can only be durable: raw keeps every record, so a raw sink that
+ * tried to set one aside does not compile.
+ */
+export type Settlement<E> =
+  E extends Pending<Position, 'primary-raw'>
+    ? DurableSettlement<E>
+    : DurableSettlement<E> | SetAsideSettlement<E>;
+
+/** Either settlement, as the lane handles them inside (its entries' lane is generic there). */
+type AnySettlement<E> = DurableSettlement<E> | SetAsideSettlement<E>;
 
 /** What a durable step knows of the burst it makes durable. */
 export interface BurstContext<P extends Position, E> {
@@ -73,7 +96,7 @@ export interface AckLaneOptions<L extends Lane, E> {
   readonly metrics?: DeliveryMetrics;
   /** A confirmation target that threw: the batch is durable, acting on it failed. */
   readonly onConfirmFailure?: (error: unknown, entry: E) => void;
-  /** After each batch settled (confirmed, failed to confirm, or skipped), in order. */
+  /** After each batch settled (confirmed, failed to confirm, or set aside), in order. */
   readonly onSettled?: (entry: E) => void;
 }
 
@@ -84,7 +107,8 @@ export interface AckLaneOptions<L extends Lane, E> {
  * position), then applies the confirmations in ascending order while the
  * step works on the next burst, at most one burst behind. This is the only
  * place a sink's confirmations are applied, and only after its step said
- * durable.
+ * durable; a batch the step set aside goes to the target's `setAside`
+ * instead, in the same order (ADR 0025).
  *
  * A confirmation target that throws does not stop the lane: the batch IS
  * durable, only acting on it failed, so a position or coverage lags (a
@@ -187,7 +211,7 @@ export class AckLane<P extends Position, L extends Lane, E extends Pending<P, L>
     return this.failure;
   }
 
-  /** The largest position confirmed (or skipped) so far: the delivered watermark. */
+  /** The largest position confirmed (or set aside) so far: the delivered watermark. */
   get delivered(): P | null {
     return this.deliveredAt;
   }
@@ -259,7 +283,7 @@ export class AckLane<P extends Position, L extends Lane, E extends Pending<P, L>
    * applied. Resolves once the PREVIOUS hand-over is applied: at most one
    * waits, so a slow confirmation target slows the step instead of piling up.
    */
-  private async handOver(settled: readonly Settlement<E>[]): Promise<void> {
+  private async handOver(settled: readonly AnySettlement<E>[]): Promise<void> {
     for (const { entry } of settled) {
       if (this.lastHanded !== null && !(entry.position > this.lastHanded)) {
         throw new DeliveryError(
@@ -276,43 +300,55 @@ export class AckLane<P extends Position, L extends Lane, E extends Pending<P, L>
     this.tail = this.applyInOrder(settled);
   }
 
-  private async applyInOrder(settled: readonly Settlement<E>[]): Promise<void> {
-    const o = this.options;
+  private async applyInOrder(settled: readonly AnySettlement<E>[]): Promise<void> {
     for (const s of settled) {
       const entry = s.entry;
-      const confirmedAt = s.at ?? Date.now();
-      if (s.skipped !== true) {
-        this.metrics.deliveryLatencyMs.observe(confirmedAt - entry.submittedAt);
+      try {
+        await this.applyOne(s);
+      } catch (error) {
+        this.metrics.confirmFailures.inc();
         try {
-          await o.target.apply(entry.confirm, {
-            sink: o.sink,
-            span: entry.span,
-            durability: o.durability,
-            records: entry.records,
-            bytes: s.bytes ?? entry.receiptBytes ?? entry.bytes,
-            submittedAt: entry.submittedAt,
-            confirmedAt,
-          });
-        } catch (error) {
-          this.metrics.confirmFailures.inc();
-          try {
-            o.onConfirmFailure?.(error, entry);
-          } catch {
-            // A throwing observer (a logger) must not end the lane: the count above stands.
-          }
+          this.options.onConfirmFailure?.(error, entry);
+        } catch {
+          // A throwing observer (a logger) must not end the lane: the count above stands.
         }
       }
       this.deliveredAt = entry.position;
       this.settledCount++;
       this.gauge();
       try {
-        o.onSettled?.(entry);
+        this.options.onSettled?.(entry);
       } catch (error) {
         // The sink's own bookkeeping failed: a defect. Stop loudly, not silently.
         void this.fail(error instanceof Error ? error : new Error(String(error)));
       }
       this.wake();
     }
+  }
+
+  /** The one call of the target for a settled batch: `apply` if durable, `setAside` if not. */
+  private async applyOne(s: AnySettlement<E>): Promise<void> {
+    const o = this.options;
+    const entry = s.entry;
+    if (s.kind === 'set-aside') {
+      // Only a secondary's entries can be settled aside (Settlement), and
+      // only a secondary target has the hook (SetAsideHook): the confirm is
+      // a secondary's. A target without the hook leaves the span a gap.
+      const hook = o.target.setAside as SetAsideHook<Lane> | undefined;
+      await hook?.(entry.confirm as Confirm<'secondary'>, entry.span, s.refusal);
+      return;
+    }
+    const confirmedAt = s.at ?? Date.now();
+    this.metrics.deliveryLatencyMs.observe(confirmedAt - entry.submittedAt);
+    await o.target.apply(entry.confirm, {
+      sink: o.sink,
+      span: entry.span,
+      durability: o.durability,
+      records: entry.records,
+      bytes: s.bytes ?? entry.receiptBytes ?? entry.bytes,
+      submittedAt: entry.submittedAt,
+      confirmedAt,
+    });
   }
 
   private gauge(): void {

@@ -17,6 +17,11 @@ const raw = (n: number): Pending<number, 'primary-raw'> => ({
   submittedAt: 1,
 });
 
+const secondary = (n: number): Pending<number, 'secondary'> => ({
+  ...raw(n),
+  confirm: derivedCoverage(ID, span(n)),
+});
+
 function lane(
   target: ConfirmTarget<'primary-raw'> = recordingTarget(),
   over: { onConfirmFailure?: (e: unknown) => void; maxItems?: number } = {},
@@ -218,20 +223,33 @@ describe('AckLane', () => {
     expect(l.metrics.poisoned.value).toBe(0);
   });
 
-  it('settles a step hand-over in order, skipping what it set aside without confirming it', async () => {
-    const target = recordingTarget<'primary-raw'>();
+  it('settles a step hand-over in order; a batch set aside goes to setAside, never to apply', async () => {
+    const target = recordingTarget<'secondary'>();
+    const asides: [number, string, string][] = [];
     const settledOrder: number[] = [];
-    const withOnSettled = new AckLane<number, 'primary-raw'>({
+    const withOnSettled = new AckLane<number, 'secondary'>({
       sink: ID,
       durability: 'transaction-commit',
-      target,
+      target: {
+        ...target,
+        setAside: (confirm, at, refusal) => {
+          asides.push([at.start, confirm.kind, refusal.reason]);
+          return Promise.resolve();
+        },
+      },
       queue: { maxItems: 10, maxBytes: 1e9 },
       onSettled: (e) => settledOrder.push(e.position),
     });
-    for (const n of [0, 1, 2]) await withOnSettled.submit(raw(n));
+    for (const n of [0, 1, 2]) await withOnSettled.submit(secondary(n));
     const running = withOnSettled.run(async (burst, ctx) => {
       await ctx.settle([{ entry: burst[0]!, bytes: 7, at: 5 }]);
-      await ctx.settle([{ entry: burst[1]!, skipped: true }]);
+      await ctx.settle([
+        {
+          entry: burst[1]!,
+          kind: 'set-aside',
+          refusal: { reason: 'poison', error: new Error('x') },
+        },
+      ]);
       // The rest is settled as durable once the step resolves.
     });
     await withOnSettled.flush();
@@ -240,8 +258,38 @@ describe('AckLane', () => {
       [0, 7],
       [20, 100],
     ]);
+    expect(asides).toEqual([[10, 'derived-coverage', 'poison']]);
     expect(target.applied[0]!.confirmedAt).toBe(5);
+    expect(withOnSettled.delivered).toBe(2);
     withOnSettled.end();
+    await running;
+  });
+
+  it('a throwing setAside counts as a confirmation failure and the lane goes on', async () => {
+    const target = recordingTarget<'secondary'>();
+    const failures: unknown[] = [];
+    const l = new AckLane<number, 'secondary'>({
+      sink: ID,
+      durability: 'server-ack',
+      target: { ...target, setAside: () => Promise.reject(new Error('quarantine gone')) },
+      queue: { maxItems: 10, maxBytes: 1e9 },
+      onConfirmFailure: (e) => failures.push(e),
+    });
+    for (const n of [0, 1]) await l.submit(secondary(n));
+    const running = l.run(async (burst, ctx) => {
+      await ctx.settle([
+        {
+          entry: burst[0]!,
+          kind: 'set-aside',
+          refusal: { reason: 'retry-exhausted', error: new Error('down') },
+        },
+      ]);
+    });
+    await l.flush();
+    expect(l.metrics.confirmFailures.value).toBe(1);
+    expect(failures).toMatchObject([{ message: 'quarantine gone' }]);
+    expect(target.applied.map((r) => r.span.start)).toEqual([10]);
+    l.end();
     await running;
   });
 
@@ -270,9 +318,8 @@ describe('AckLane', () => {
 
   it('types a lane by its position and its confirmation lane', () => {
     const l = lane();
-    const secondary = { ...raw(1), confirm: derivedCoverage(ID, span(1)) };
     // @ts-expect-error a raw lane cannot carry a coverage token
-    void l.submit(secondary).catch(() => undefined);
+    void l.submit(secondary(1)).catch(() => undefined);
     // @ts-expect-error a lane positioned by number takes no bigint position
     void l.submit({ ...raw(2), position: 2n }).catch(() => undefined);
     const coverageTarget: ConfirmTarget<'secondary'> = { apply: () => Promise.resolve() };
@@ -296,5 +343,22 @@ describe('AckLane', () => {
       return Promise.resolve();
     });
     byBigint.end();
+  });
+
+  it('gives raw no way to set a batch aside: raw keeps every record', () => {
+    const l = lane();
+    void l.run(async (burst, ctx) => {
+      await ctx.settle([
+        // @ts-expect-error a primary-raw batch can only settle as durable
+        { entry: burst[0]!, kind: 'set-aside', refusal: { reason: 'poison', error: new Error() } },
+      ]);
+    });
+    const rawTarget: ConfirmTarget<'primary-raw'> = {
+      apply: () => Promise.resolve(),
+      // @ts-expect-error a primary-raw target has no set-aside hook
+      setAside: () => Promise.resolve(),
+    };
+    expect(rawTarget.setAside).toBeDefined();
+    l.end();
   });
 });

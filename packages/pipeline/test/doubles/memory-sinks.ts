@@ -1,4 +1,5 @@
 import {
+  formatSpan,
   partitionKey,
   SinkError,
   sinkId,
@@ -10,6 +11,8 @@ import {
   type Lane,
   type OffsetSpan,
   type PrimaryRawDescriptor,
+  type SetAside,
+  type SetAsideHook,
   type ReplayableSink,
   type Sink,
   type SinkDescriptor,
@@ -44,6 +47,14 @@ class ControlledSink<L extends Lane> {
    * (PostgreSQL's `onPoison: 'skip'`): their spans stay gaps.
    */
   skipConfirm: ((span: OffsetSpan) => boolean) | null = null;
+  /**
+   * Batches the sink sets aside on its ack lane, with why (PostgreSQL's
+   * `onPoison: 'skip'`, a group whose retries ran out): settled in order
+   * through the target's `setAside`, never confirmed, and it carries on.
+   */
+  setAsideWith: ((span: OffsetSpan) => SetAside | null) | null = null;
+  /** Submits refused alone, with scope `batch`: the sink takes the next one. */
+  refuseBatch: ((span: OffsetSpan) => 'poison' | 'transient' | null) | null = null;
   /** Submits waiting on `stallSubmit` right now. */
   waitingSubmits = 0;
   readonly log: string[];
@@ -73,8 +84,17 @@ class ControlledSink<L extends Lane> {
     if (this.mode === 'auto') setTimeout(() => void this.ack(1), 0);
   }
 
-  protected async admit(): Promise<void> {
+  protected async admit(span: OffsetSpan): Promise<void> {
     if (this.closed) throw this.refusal('fatal-config', 'submit after close');
+    const refused = this.refuseBatch?.(span) ?? null;
+    if (refused !== null) {
+      throw new SinkError({
+        sink: this.descriptor.id,
+        errorClass: refused,
+        message: `${formatSpan(span)} refused alone (injected ${refused})`,
+        scope: 'batch',
+      });
+    }
     if (this.failSubmits || (this.failAfter !== null && this.submitted >= this.failAfter))
       throw this.refusal('transient', 'refused (injected)');
     if (this.stallSubmit !== null) {
@@ -107,6 +127,14 @@ class ControlledSink<L extends Lane> {
     for (const p of batch) {
       if (this.skipConfirm?.(p.span) === true) {
         this.log.push(`skipped ${this.descriptor.id} ${p.span.partition}:${p.span.end}`);
+        continue;
+      }
+      const aside = this.setAsideWith?.(p.span) ?? null;
+      if (aside !== null) {
+        this.log.push(`set aside ${this.descriptor.id} ${p.span.partition}:${p.span.end}`);
+        // Only a secondary's target has the hook; this double serves both lanes.
+        const hook = this.target.setAside as SetAsideHook<Lane> | undefined;
+        await hook?.(p.confirm as Confirm<'secondary'>, p.span, aside);
         continue;
       }
       p.onDurable();
@@ -188,7 +216,7 @@ export class MemoryRawSink
     span: OffsetSpan,
     confirm: Confirm<'primary-raw'>,
   ): Promise<void> {
-    await this.admit();
+    await this.admit(span);
     this.enqueue(span, batch.records.length, confirm, () => {
       const key = partitionKey(span);
       let held = this.stored.get(key);
@@ -262,7 +290,7 @@ export class MemorySecondary
   }
 
   async submit(batch: MemoryRow[], span: OffsetSpan, confirm: Confirm<'secondary'>): Promise<void> {
-    await this.admit();
+    await this.admit(span);
     this.enqueue(span, batch.length, confirm, () => {
       for (const row of batch) this.rows.set(`${span.partition}:${row.offset}`, row);
     });

@@ -16,7 +16,7 @@ afterAll(async () => {
 
 /** The SQLSTATE errors the sink classifies: 40001 is retried in place, 42501 stops it. */
 function sqlError(fault: SinkFault): Error {
-  const code = fault === 'transient' ? '40001' : '42501';
+  const code = fault === 'fatal' ? '42501' : '40001';
   return Object.assign(new Error(`injected ${fault} (${code})`), { code });
 }
 
@@ -36,9 +36,10 @@ async function pgSubject(
     onError: quiet,
     hooks: {
       // Inside the transaction, after the inserts, before COMMIT.
-      beforeCommit: async () => {
+      beforeCommit: async ({ attempt }) => {
         const fault = armed;
-        if (fault === 'transient') armed = null;
+        // 'exhausted' fails every attempt of one transaction (3, as retry says).
+        if (fault === 'transient' || (fault === 'exhausted' && attempt === 3)) armed = null;
         if (fault !== null) throw sqlError(fault);
       },
     },
@@ -66,7 +67,7 @@ async function pgSubject(
 describeSinkContract('PostgresSink', {
   lane: 'secondary',
   replay: 'deduplicated',
-  faults: ['transient', 'fatal'],
+  faults: ['transient', 'fatal', 'exhausted'],
   refusesMalformed: true,
   restarts: true,
   open: async (target) => {
