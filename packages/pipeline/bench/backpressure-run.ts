@@ -169,11 +169,23 @@ export async function runBackpressure(plan: BackpressurePlan): Promise<Backpress
     const st = pipeline.stats();
     return st.state !== 'running' || st.raw.durableRecords >= plan.records;
   };
-  /** Waits until `done` (checked per sample), `maxMs`, the backlog drained or the run ended. */
-  const phaseUntil = async (name: PhaseName, maxMs: number, done: () => boolean) => {
+  const ended = () => pipeline.stats().state !== 'running';
+  /**
+   * Waits until `done` (checked per sample), `maxMs` or the run ended, and
+   * unless `pastDrained`, the backlog drained. The restored phase goes on
+   * past it: a catch-up that reached the head of the log is where the
+   * queues empty and the machine relaxes (recovery, then normal).
+   */
+  const phaseUntil = async (
+    name: PhaseName,
+    maxMs: number,
+    done: () => boolean,
+    pastDrained = false,
+  ) => {
     phase = name;
     const from = performance.now();
-    while (performance.now() - from < maxMs && !done() && !over()) await sleep(SAMPLE_MS);
+    const stop = pastDrained ? ended : over;
+    while (performance.now() - from < maxMs && !done() && !stop()) await sleep(SAMPLE_MS);
     phases.push({ name, from, to: performance.now() });
   };
   /** How long the state has been `kind` without a break, as of now (0 if it is not). */
@@ -200,6 +212,7 @@ export async function runBackpressure(plan: BackpressurePlan): Promise<Backpress
       'restored',
       plan.restoredMaxMs,
       () => heldFor('normal', from) >= plan.normalForMs,
+      true,
     );
     backlogExhausted = pipeline.stats().raw.durableRecords >= plan.records;
   } finally {

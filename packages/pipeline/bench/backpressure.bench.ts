@@ -9,23 +9,26 @@ import {
 import { benchBrokers, benchKafka, deleteTopic, produceBacklog } from './kafka-backlog.js';
 
 /**
- * The backpressure state machine driven by a slow disk under raw, against a
- * deep Kafka backlog: full speed, then raw's segment writes held to
- * SLOW_RATE so raw's queue fills (degraded, then critical: the source is
- * paused), then full speed again (recovery after the hold, normal after the
- * dwell). Raw's queue is sized well below the byte budget, so a slowed raw
- * fills it before the budget stops admission. The hold and the dwell are
- * shortened from their production defaults (30 s and 60 s) so the runs take
- * under a minute (producing the backlog takes about as long again); every
- * setting is printed in the line. Each phase reports raw's and the source's
- * queue fill, so a line tells a slowed raw from one that sets the pace even
- * at full speed (then its queue is full without any slowdown).
+ * The backpressure state machine against a deep Kafka backlog, with a slow
+ * disk under raw for a while: full speed, then raw's segment writes held to
+ * SLOW_RATE, then full speed again until the backlog is drained and the
+ * pipeline has caught up with the head of the log. Raw sets the pace of a
+ * catch-up, so its queue (sized below the byte budget) and the source's
+ * prefetch run full even at full speed: by the design's thresholds that is
+ * degraded or critical, the source paused in short spells (the pause is a
+ * watermark released once calm, ADR 0024) while raw's queue keeps it busy.
+ * The slowed disk holds it critical; once caught up the queues empty and
+ * the machine relaxes through recovery (after the hold) to normal (after
+ * the dwell). The hold and the dwell are shortened from their production
+ * defaults (30 s and 60 s) so the runs take under a minute (producing the
+ * backlog takes about as long again); every setting is printed in the line.
+ * Each phase reports raw's and the source's queue fill.
  *
  * `states_visited` is read from the pipeline's own transition log lines,
  * `pauses` counts the source's `pause` calls, `throughput_cv` is the
  * coefficient of variation of per-second durable records over the
- * steady-state seconds of the full-speed phases (after a warm-up, and after
- * the source resumed once the disk was restored). A baseline then reads the
+ * steady-state seconds of the full-speed phases (after a warm-up, and before
+ * the backlog was drained). A baseline then reads the
  * same backlog in the same process, never slowed, for the throughput and cv
  * of this machine today (its RSS includes what the first run left).
  *
@@ -47,12 +50,12 @@ const RAW_QUEUE = 32 * MiB;
 const RAW_SEGMENT = 8 * MiB;
 const SOURCE_QUEUE = 64 * MiB;
 /**
- * kafkajs sleeps this long when every partition is paused (the source's own
- * prefetch bound pauses them): at its default of 5 s every such pause is
- * seconds without a fetch, a sawtooth of its own that would swamp the one
- * this bench measures.
+ * kafkajs sleeps this long when every partition is paused (by flow control
+ * or the source's own prefetch bound), whatever resumes them meanwhile: the
+ * source's default, 500 ms (kafkajs's own 5 s made each pause seconds
+ * without a fetch).
  */
-const SOURCE_MAX_WAIT_MS = 100;
+const SOURCE_MAX_WAIT_MS = 500;
 const SLOW_RATE = 4 * MiB;
 const FULL_MS = 6000;
 /** Seconds left out at the start of a full-speed phase: the consumer joining, the budget's slow start. */
@@ -84,7 +87,7 @@ function plan(groupId: string, slowed: boolean): BackpressurePlan {
     fullMs: slowed ? FULL_MS : FULL_MS + 4000,
     slowed: slowed ? { rate: SLOW_RATE, criticalForMs: 2000, maxMs: 12_000 } : null,
     normalForMs: 2500,
-    restoredMaxMs: slowed ? HOLD_MS + DWELL_MS + 12_000 : 0,
+    restoredMaxMs: slowed ? HOLD_MS + DWELL_MS + 30_000 : 0,
   };
 }
 
@@ -123,20 +126,19 @@ function statesVisited(run: BackpressureRun): string[] {
 }
 
 /**
- * The steady-state window of a full-speed phase: after the warm-up for the
- * first, and for the restored one from the later of a warm-up and a second
- * after the state first left critical (the source is paused until then, by
- * design, while the hold runs).
+ * The steady-state window of a full-speed phase: after the warm-up (for the
+ * restored one, the time raw takes to write what the slow disk left
+ * queued), and never past the moment the backlog was drained: after it the
+ * pipeline reads at the producer's pace (none), which is idle, not a
+ * sawtooth.
  */
 function steadyWindow(run: BackpressureRun, name: PhaseName): [number, number] | null {
   const phase = run.phases.find((p) => p.name === name);
   if (phase === undefined || phase.to <= phase.from) return null;
-  let from = phase.from + WARMUP_MS;
-  if (name === 'restored') {
-    const resumed = run.samples.find((s) => s.at >= phase.from && s.state !== 'critical');
-    from = Math.max(from, (resumed?.at ?? phase.to) + 1000);
-  }
-  return from < phase.to ? [from, phase.to] : null;
+  const from = phase.from + WARMUP_MS;
+  const drained = run.samples.find((s) => s.durableRecords >= RECORDS);
+  const to = Math.min(phase.to, drained?.at ?? phase.to);
+  return from < to ? [from, to] : null;
 }
 
 function describePhase(run: BackpressureRun, name: PhaseName): Record<string, unknown> | null {

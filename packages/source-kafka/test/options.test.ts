@@ -31,7 +31,7 @@ describe('kafkaSource options', () => {
       maxBytes: 10 * 1024 * 1024,
       maxBytesPerPartition: 1024 * 1024,
       minBytes: 1,
-      maxWaitTimeInMs: 5000,
+      maxWaitTimeInMs: 500,
       sessionTimeout: 30_000,
       rebalanceTimeout: 60_000,
       heartbeatInterval: 3000,
