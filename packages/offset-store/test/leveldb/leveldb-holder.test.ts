@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sinkId } from '@thalweg/connector-core';
-import { LevelDbCoverage } from '../../src/index.js';
+import { LevelDbCoverage } from '../../src/leveldb/index.js';
 
 const A = sinkId('raw');
 
