@@ -3,7 +3,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { LevelDbCoverage, PostgresCoverage, WriteBehindCoverage } from '@thalweg/offset-store';
+import { WriteBehindCoverage } from '@thalweg/offset-store';
+import { LevelDbCoverage } from '@thalweg/offset-store/leveldb';
+import { PostgresCoverage } from '@thalweg/offset-store/postgres';
 import { cursorCommand } from '../src/commands/cursor-command.js';
 
 /** The shared PostgreSQL (a missing service fails the test, never skips it). */

@@ -2,7 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { InMemoryCoverage, LevelDbCoverage, WriteBehindCoverage } from '@thalweg/offset-store';
+import { InMemoryCoverage, WriteBehindCoverage } from '@thalweg/offset-store';
+import { LevelDbCoverage } from '@thalweg/offset-store/leveldb';
 import { cursorCommand } from '../src/commands/cursor-command.js';
 import { runDemo } from '../src/demo/run-demo.js';
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { sinkId, type SourceCursor, type SourcePartition } from '@thalweg/connector-core';
-import { LevelDbCoverage } from '@thalweg/offset-store';
+import { LevelDbCoverage } from '@thalweg/offset-store/leveldb';
 import { Pipeline } from '@thalweg/pipeline';
 import { MANIFEST_FILE, RawSegmentSink } from '@thalweg/sink-files';
 import { cursorCommand } from '../src/commands/cursor-command.js';

@@ -1,5 +1,7 @@
 import { join } from 'node:path';
-import { LevelDbCoverage, PostgresCoverage, WriteBehindCoverage } from '@thalweg/offset-store';
+import { WriteBehindCoverage } from '@thalweg/offset-store';
+import { LevelDbCoverage } from '@thalweg/offset-store/leveldb';
+import { PostgresCoverage } from '@thalweg/offset-store/postgres';
 import { Pipeline, secondary } from '@thalweg/pipeline';
 import { RawSegmentSink } from '@thalweg/sink-files';
 import { PostgresSink, type PgBatch, type PostgresSinkStats } from '@thalweg/sink-postgres';

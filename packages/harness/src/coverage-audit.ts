@@ -1,13 +1,13 @@
 import { existsSync } from 'node:fs';
 import type { SinkId } from '@thalweg/connector-core';
 import {
-  LevelDbCoverage,
   RangeSet,
-  PostgresCoverage,
   type CoverageKey,
   type CoverageTier,
   type CoveredRange,
 } from '@thalweg/offset-store';
+import { LevelDbCoverage } from '@thalweg/offset-store/leveldb';
+import { PostgresCoverage } from '@thalweg/offset-store/postgres';
 import type pg from 'pg';
 import { PG, RAW } from './harness-topology.js';
 import { ZEROBUS } from './zerobus-topology.js';

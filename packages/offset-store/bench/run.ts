@@ -4,14 +4,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { offsetSpan, sinkId } from '@thalweg/connector-core';
-import {
-  InMemoryCoverage,
-  LevelDbCoverage,
-  PostgresCoverage,
-  S3Coverage,
-  type CoverageStore,
-  type DurableReceipt,
-} from '@thalweg/offset-store';
+import { InMemoryCoverage, type CoverageStore, type DurableReceipt } from '@thalweg/offset-store';
+import { LevelDbCoverage } from '@thalweg/offset-store/leveldb';
+import { PostgresCoverage } from '@thalweg/offset-store/postgres';
+import { S3Coverage } from '@thalweg/offset-store/s3';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 
 const sink = sinkId('bench');

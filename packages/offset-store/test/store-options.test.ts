@@ -4,16 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { S3Client } from '@aws-sdk/client-s3';
-import {
-  InMemoryCoverage,
-  InMemoryLeaseStore,
-  LevelDbCoverage,
-  PostgresCoverage,
-  PostgresLeaseStore,
-  S3Coverage,
-  S3LeaseStore,
-  WriteBehindCoverage,
-} from '../src/index.js';
+import { InMemoryCoverage, InMemoryLeaseStore, WriteBehindCoverage } from '../src/index.js';
+import { LevelDbCoverage } from '../src/leveldb/index.js';
+import { PostgresCoverage, PostgresLeaseStore } from '../src/postgres/index.js';
+import { S3Coverage, S3LeaseStore } from '../src/s3/index.js';
 import { refusal } from './config-refusal.js';
 import { A, B } from './contract/coverage-contract.js';
 

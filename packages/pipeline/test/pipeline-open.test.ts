@@ -5,10 +5,10 @@ import { sinkId } from '@thalweg/connector-core';
 import {
   CoverageError,
   InMemoryCoverage,
-  LevelDbCoverage,
   type CoverageStore,
   type DurableReceipt,
 } from '@thalweg/offset-store';
+import { LevelDbCoverage } from '@thalweg/offset-store/leveldb';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { Pipeline, secondary } from '../src/index.js';
 import { jsonRows, MemoryRawSink, MemorySecondary } from './doubles/memory-sinks.js';

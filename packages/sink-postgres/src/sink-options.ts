@@ -9,7 +9,7 @@ import {
   type RetryPolicy,
   type SinkId,
 } from '@thalweg/connector-core';
-import type { PostgresCoverage } from '@thalweg/offset-store';
+import type { PostgresCoverage } from '@thalweg/offset-store/postgres';
 import type { PostgresSinkError } from './errors.js';
 import { z } from 'zod';
 import type { StatementShape } from './insert-plan.js';

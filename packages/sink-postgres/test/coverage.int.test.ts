@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { NO_CONFIRM, sinkId } from '@thalweg/connector-core';
-import { PostgresCoverage } from '@thalweg/offset-store';
+import { PostgresCoverage } from '@thalweg/offset-store/postgres';
 import { uniqueIdentifier } from '@thalweg/test-services';
 import { PostgresSinkError, type PgTableSpec } from '../src/index.js';
 import {

@@ -1,12 +1,9 @@
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { sinkId } from '@thalweg/connector-core';
-import {
-  LevelDbCoverage,
-  PostgresCoverage,
-  type CoverageStore,
-  type CoveredRange,
-} from '@thalweg/offset-store';
+import { type CoverageStore, type CoveredRange } from '@thalweg/offset-store';
+import { LevelDbCoverage } from '@thalweg/offset-store/leveldb';
+import { PostgresCoverage } from '@thalweg/offset-store/postgres';
 import { coverageReport, type SinkCoverage } from '@thalweg/pipeline';
 import { checkRaw, describeSpans, type RawCheck } from '@thalweg/sink-files';
 import { rawCoverageFromDisk } from './raw-holes.js';

@@ -1,13 +1,9 @@
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { SourceCursor } from '@thalweg/connector-core';
-import {
-  LevelDbCoverage,
-  PostgresCoverage,
-  WriteBehindCoverage,
-  type CoverageStore,
-  type CursorKey,
-} from '@thalweg/offset-store';
+import { WriteBehindCoverage, type CoverageStore, type CursorKey } from '@thalweg/offset-store';
+import { LevelDbCoverage } from '@thalweg/offset-store/leveldb';
+import { PostgresCoverage } from '@thalweg/offset-store/postgres';
 
 export const CURSOR_USAGE = `thalweg cursor show   STORE --source NAME --topic T --partition P [--json]
   thalweg cursor rewind STORE --source NAME --topic T --partition P --to OFFSET

@@ -1,5 +1,5 @@
 import { type SinkId, type SourcePartition } from '@thalweg/connector-core';
-import { LevelDbCoverage } from '@thalweg/offset-store';
+import { LevelDbCoverage } from '@thalweg/offset-store/leveldb';
 import { RawSegmentSink } from '@thalweg/sink-files';
 
 export interface DemoAuditInput {

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { sinkId, type SourcePartition } from '@thalweg/connector-core';
-import { LevelDbCoverage } from '@thalweg/offset-store';
+import { LevelDbCoverage } from '@thalweg/offset-store/leveldb';
 import { Pipeline, secondary, type PipelineStats } from '@thalweg/pipeline';
 import { RawSegmentSink } from '@thalweg/sink-files';
 import { FakeTransportFactory, ZerobusSink, type StreamField } from '@thalweg/sink-zerobus';

@@ -6,7 +6,9 @@
 import { createInterface } from 'node:readline';
 import pg from 'pg';
 import { offsetSpan, sinkId } from '@thalweg/connector-core';
-import { LevelDbCoverage, PostgresCoverage, WriteBehindCoverage } from '@thalweg/offset-store';
+import { WriteBehindCoverage } from '@thalweg/offset-store';
+import { LevelDbCoverage } from '@thalweg/offset-store/leveldb';
+import { PostgresCoverage } from '@thalweg/offset-store/postgres';
 
 const [url, schema, localDir, batchesArg] = process.argv.slice(2);
 if (

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sinkId } from '@thalweg/connector-core';
-import { LevelDbCoverage } from '../../src/index.js';
+import { LevelDbCoverage } from '../../src/leveldb/index.js';
 
 const A = sinkId('raw');
 
@@ -39,7 +39,7 @@ describe('one writer per LevelDB local tier', () => {
 
   it('refuses an open while another process holds it, and opens once that one is SIGKILLed', async () => {
     const at = await location();
-    const index = fileURLToPath(new URL('../../dist/index.js', import.meta.url));
+    const index = fileURLToPath(new URL('../../dist/leveldb/index.js', import.meta.url));
     const script = `
       import { LevelDbCoverage } from ${JSON.stringify(index)};
       await LevelDbCoverage.open({ location: ${JSON.stringify(at)}, sinks: ['raw'] });

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LevelDbCoverage } from '@thalweg/offset-store';
+import { LevelDbCoverage } from '@thalweg/offset-store/leveldb';
 import { RawSegmentSink } from '@thalweg/sink-files';
 import { kafkaSource } from '@thalweg/source-kafka';
 import { kafkaBrokers, uniqueName } from '@thalweg/test-services';

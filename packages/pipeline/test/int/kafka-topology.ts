@@ -5,7 +5,8 @@ import {
   type SourceBatch,
   type SourcePartition,
 } from '@thalweg/connector-core';
-import { LevelDbCoverage, PostgresCoverage } from '@thalweg/offset-store';
+import { LevelDbCoverage } from '@thalweg/offset-store/leveldb';
+import { PostgresCoverage } from '@thalweg/offset-store/postgres';
 import { RawSegmentSink } from '@thalweg/sink-files';
 import { PostgresSink, type PgBatch, type PgRow } from '@thalweg/sink-postgres';
 import { kafkaSource } from '@thalweg/source-kafka';

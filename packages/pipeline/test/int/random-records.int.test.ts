@@ -7,7 +7,7 @@ import {
   type SourceHeader,
   type SourceRecord,
 } from '@thalweg/connector-core';
-import { LevelDbCoverage } from '@thalweg/offset-store';
+import { LevelDbCoverage } from '@thalweg/offset-store/leveldb';
 import { RawSegmentSink } from '@thalweg/sink-files';
 import { kafkaSource } from '@thalweg/source-kafka';
 import { kafkaBrokers, uniqueName } from '@thalweg/test-services';
