@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sinkId, type Source } from '@thalweg/connector-core';
-import { LevelDbCoverage } from '@thalweg/offset-store';
+import { LevelDbCoverage } from '@thalweg/offset-store/leveldb';
 import { Pipeline, type PipelineConfigInput } from '@thalweg/pipeline';
 import { RawSegmentSink } from '@thalweg/sink-files';
 import { kafkaSource } from '@thalweg/source-kafka';
