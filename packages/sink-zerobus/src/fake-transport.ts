@@ -1,5 +1,6 @@
 import { FileServerLog, type FakeServerLog } from './fake-server-log.js';
 import { ZerobusSinkError, type ZerobusFailure } from './errors.js';
+import { checkStreamBatch } from './stream-batch-check.js';
 import type { StreamSpec, TransportFactory, ZerobusTransport } from './transport.js';
 
 /** One injected failure: the `nth` call (1-based) of `op` on one stream fails as `failure`. */
@@ -79,7 +80,10 @@ export class FakeZerobusServer {
 
 /**
  * A ZerobusTransport with the real SDK's semantics and no network: offsets
- * 0, 1, 2, … per stream; cumulative acknowledgement; a cap on in-flight
+ * 0, 1, 2, … per stream; the binding's contract for each batch (one
+ * non-empty record batch per IPC message, its schema exactly the stream's
+ * declared fields: anything else is refused as `poison-batch` naming the
+ * field, see checkStreamBatch); cumulative acknowledgement; a cap on in-flight
  * batches that blocks `submit`; a wire of finite bandwidth; acknowledgement
  * latency; and failures of every class injected at chosen calls. A
  * poison-stream failure kills the stream: every later call fails the same
@@ -117,6 +121,8 @@ export class FakeZerobusTransport implements ZerobusTransport {
     if (this.options.waitBlocksSubmit === true) await this.lockFree;
     this.submits += 1;
     this.check('submit', this.submits);
+    // Refused as the binding refuses it: poison-batch, no offset used, the stream unharmed.
+    checkStreamBatch(this.spec, ipc);
     const cap = this.options.maxInflight ?? 1000;
     while (this.nextOffset - 1 - this.ackedUpTo >= cap) {
       await this.untilAcked(this.nextOffset - cap);

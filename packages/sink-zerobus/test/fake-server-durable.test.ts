@@ -128,12 +128,13 @@ describe('a durable FakeZerobusServer', () => {
     const log = new FileServerLog(dir, async () => handle);
     const server = new FakeZerobusServer({ log });
     const t = new FakeZerobusTransport(SPEC, { ackLatencyMs: 'manual' }, server);
-    await t.submit(bytes(1, 2, 3));
+    const payload = ipcOf(3);
+    await t.submit(payload);
     const wait = t.waitForOffset(0).then(() => calls.push('ack'));
     t.acknowledgeUpTo(0);
     await wait;
-    // The first append carries the 8-byte magic, then an 8-byte header and 3 bytes.
-    expect(calls).toEqual(['write 19', 'sync', 'ack']);
+    // The first append carries the 8-byte magic, then an 8-byte header and the payload.
+    expect(calls).toEqual([`write ${16 + payload.byteLength}`, 'sync', 'ack']);
     await t.close();
     await server.close();
     expect(calls.at(-1)).toBe('close');
@@ -142,22 +143,18 @@ describe('a durable FakeZerobusServer', () => {
   it('reads back every acknowledged batch of every server instance, in order', async () => {
     const first = new FakeTransportFactory({ ackLatencyMs: 0 }, () => [], { persistDir: dir });
     const a = await first.open(SPEC);
-    for (const v of [1, 2, 3]) await a.waitForOffset(await a.submit(bytes(v, v)));
+    // Batches of 1, 2, 3 and 4 rows: four different payloads.
+    for (const rows of [1, 2, 3]) await a.waitForOffset(await a.submit(ipcOf(rows)));
     await a.close();
     await first.server.close();
     await new Promise((r) => setTimeout(r, 5));
     const second = new FakeTransportFactory({ ackLatencyMs: 0 }, () => [], { persistDir: dir });
     const b = await second.open(SPEC);
-    await b.waitForOffset(await b.submit(bytes(4)));
+    await b.waitForOffset(await b.submit(ipcOf(4)));
     await b.close();
     await second.server.close();
     expect(await readdir(dir)).toHaveLength(2);
-    expect(await readFakeServerBatches(dir)).toEqual([
-      bytes(1, 1),
-      bytes(2, 2),
-      bytes(3, 3),
-      bytes(4),
-    ]);
+    expect(await readFakeServerBatches(dir)).toEqual([ipcOf(1), ipcOf(2), ipcOf(3), ipcOf(4)]);
   });
 
   it('keeps the in-memory behaviour without persistDir: nothing on disk, batches in memory', async () => {
@@ -165,11 +162,12 @@ describe('a durable FakeZerobusServer', () => {
     await factory.open(SPEC);
     const t = factory.opened[0];
     if (t === undefined) throw new Error('the factory opened no transport');
-    await t.submit(bytes(7));
+    const payload = ipcOf(7);
+    await t.submit(payload);
     const wait = t.waitForOffset(0);
     t.acknowledgeUpTo(0);
     // Synchronous, as before: the batch is on the server as soon as it is acknowledged.
-    expect(factory.server.batches).toEqual([bytes(7)]);
+    expect(factory.server.batches).toEqual([payload]);
     await wait;
     expect(factory.server.isDurable).toBe(false);
     await t.close();

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { FakeTransportFactory, FakeZerobusTransport } from '../src/fake-transport.js';
 import { ZerobusSinkError } from '../src/errors.js';
+import { REFUSALS } from './contract/batch-contract.js';
 import { describeTransportContract, ipcOf, SPEC } from './contract/transport-contract.js';
 import { settled } from './helpers.js';
 
@@ -65,6 +66,59 @@ describe('FakeZerobusTransport', () => {
     t.acknowledgeUpTo(0);
     await wait;
     expect(await next).toBe(1);
+    await t.close();
+  });
+});
+
+describe('FakeZerobusTransport refusals name what is wrong', () => {
+  const refusal = (what: string) => {
+    const found = REFUSALS.find((r) => r.what.startsWith(what));
+    if (found === undefined) throw new Error(`no refusal "${what}"`);
+    return found;
+  };
+  const refused = async (what: string): Promise<string> => {
+    const r = refusal(what);
+    const t = new FakeZerobusTransport(r.spec, { ackLatencyMs: 0 });
+    const error: unknown = await t.submit(r.payload()).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    await t.close();
+    return error instanceof Error ? error.message : String(error);
+  };
+
+  it.each([
+    [
+      'other names and types',
+      /position 0 is field "id" in the batch, "totally_different" in the declared/,
+    ],
+    ['a field of another type', /field "n" has type Int64 in the batch, Int32 declared/],
+    [
+      'a timestamp without',
+      /field "t" has type Timestamp<MICROSECOND> in the batch, Timestamp<MICROSECOND, UTC>/,
+    ],
+    ['a nullable field declared', /field "n" is nullable in the batch, NOT NULL declared/],
+    ['field metadata', /field "n" carries metadata \(keys origin\)/],
+    ['schema metadata', /the batch schema carries metadata \(keys origin\)/],
+    ['a field the stream does not', /field "extra" \(position 1\) is not declared/],
+    ['a declared field missing', /declared field "b" \(position 1\) is missing/],
+    ['nulls in a NOT NULL', /field "n":.*non-nullable/],
+    ['two record batches', /holds 2 record batches .*exactly one per submit/],
+    ['an empty record batch', /the record batch is empty \(zero rows\)/],
+  ])('%s', async (what, says) => {
+    const message = await refused(what);
+    expect(message).toMatch(says);
+    expect(message).toContain('main.thalweg.contract: submit refused');
+  });
+
+  it('a refused batch uses no offset and no in-flight slot', async () => {
+    const r = refusal('an empty record batch');
+    const t = new FakeZerobusTransport(r.spec, { ackLatencyMs: 'manual', maxInflight: 1 });
+    await expect(t.submit(r.payload())).rejects.toMatchObject({ failure: 'poison-batch' });
+    expect(await t.submit(r.valid())).toBe(0);
+    expect(t.pending).toBe(1);
+    t.acknowledgeUpTo(0);
+    await t.flush();
     await t.close();
   });
 });

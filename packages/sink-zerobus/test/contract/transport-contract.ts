@@ -3,6 +3,7 @@ import { tableToIPC, Table } from 'apache-arrow';
 import { ZerobusSinkError } from '../../src/errors.js';
 import type { StreamSpec, TransportFactory } from '../../src/transport.js';
 import { batchOf } from '../helpers.js';
+import { describeBatchContract } from './batch-contract.js';
 
 export const SPEC: StreamSpec = {
   table: 'main.thalweg.events',
@@ -18,7 +19,8 @@ export function ipcOf(rows: number): Uint8Array {
  * local peer) the real binding: offsets 0, 1, 2, … per stream in call order
  * even when submits overlap, cumulative acknowledgement, waits only on
  * offsets already returned (refused at once, never hung), an idempotent
- * close after which the stream is dead.
+ * close after which the stream is dead; and the binding's refusals of a
+ * batch (batch-contract.ts).
  */
 export function describeTransportContract(
   name: string,
@@ -85,4 +87,5 @@ export function describeTransportContract(
       await expect(t.submit(ipcOf(1))).rejects.toMatchObject({ failure: 'poison-stream' });
     });
   });
+  describeBatchContract(name, factory);
 }
