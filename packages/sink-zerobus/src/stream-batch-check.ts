@@ -22,7 +22,9 @@ import type { StreamField, StreamSpec } from './transport.js';
  * used); so does this check, naming the field or the message.
  *
  * The binding's message lists the two schemas and leaves finding the
- * difference to the reader; here the first difference is named.
+ * difference to the reader; here the first difference is named. Stricter
+ * than the binding in one respect: bytes after the end-of-stream marker
+ * are refused (the binding ignores them; no Arrow writer produces them).
  */
 export function checkStreamBatch(spec: StreamSpec, ipc: Uint8Array): void {
   const at = `${spec.table}: submit refused`;
