@@ -1,6 +1,7 @@
 import { FileServerLog, type FakeServerLog } from './fake-server-log.js';
 import { ZerobusSinkError, type ZerobusFailure } from './errors.js';
 import { checkStreamBatch } from './stream-batch-check.js';
+import { checkStreamFields } from './stream-fields.js';
 import type { StreamSpec, TransportFactory, ZerobusTransport } from './transport.js';
 
 /** One injected failure: the `nth` call (1-based) of `op` on one stream fails as `failure`. */
@@ -115,7 +116,10 @@ export class FakeZerobusTransport implements ZerobusTransport {
     readonly spec: StreamSpec,
     private readonly options: FakeTransportOptions = {},
     private readonly server = new FakeZerobusServer(),
-  ) {}
+  ) {
+    // Refused as the SDK adapter refuses it at open: fatal-config, naming the field.
+    checkStreamFields(spec.fields);
+  }
 
   async submit(ipc: Uint8Array): Promise<number> {
     if (this.options.waitBlocksSubmit === true) await this.lockFree;

@@ -78,6 +78,28 @@ export function describeTransportContract(
       await t.close();
     });
 
+    it('refuses at open, naming the field, a stream schema no stream can have', async () => {
+      const f = await factory();
+      const open = (fields: unknown[]) => f.open({ table: SPEC.table, fields } as StreamSpec);
+      const refusals: [unknown[], RegExp][] = [
+        [[], /a stream needs at least one field/],
+        [[{ name: 'u', type: 'uint8', nullable: false }], /fields\[0\] "u": type "uint8"/],
+        [
+          [
+            { name: 'a', type: 'utf8', nullable: true },
+            { name: 'a', type: 'int32', nullable: true },
+          ],
+          /fields\[1\] "a": the name appears twice/,
+        ],
+        [[{ name: 'a', type: 'utf8' }], /"a": nullable must be true or false/],
+      ];
+      for (const [fields, says] of refusals) {
+        const refused = open(fields);
+        await expect(refused).rejects.toMatchObject({ failure: 'fatal-config' });
+        await expect(refused).rejects.toThrow(says);
+      }
+    });
+
     it('closes idempotently; a closed stream refuses submits as poison-stream', async () => {
       const t = await (await factory()).open(SPEC);
       await t.submit(ipcOf(1));
