@@ -1,6 +1,7 @@
 import { formatSpan, type Lane } from '@thalweg/connector-core';
 import { contractRecords, spanKey } from './contract-records.js';
 import { check, describeError, isCoded, outcome } from './errors.js';
+import { pressureReported } from './pressure-case.js';
 import {
   checkConfirmedOnce,
   checkHeldOnce,
@@ -380,4 +381,5 @@ export const SINK_CONTRACT_CASES: readonly SinkContractCase[] = [
   fatalStops,
   poisonRebuilt,
   setAsideSettled,
+  pressureReported,
 ];

@@ -3,6 +3,7 @@ import {
   sinkId,
   type Confirm,
   type ConfirmTarget,
+  type DeliveryPressure,
   type OffsetSpan,
   type Sink,
   type SinkDescriptor,
@@ -24,6 +25,8 @@ export interface Breakage {
   readonly silentSetAside?: boolean;
   /** Fails, as a whole, on a batch whose retries ran out. */
   readonly failWhenExhausted?: boolean;
+  /** Reports a half-full queue even once everything is confirmed. */
+  readonly stalePressure?: boolean;
 }
 
 interface Queued {
@@ -61,6 +64,13 @@ export class ReferenceSink implements Sink<'secondary', readonly ContractRecord[
 
   inject(fault: SinkFault): void {
     this.fault = fault;
+  }
+
+  /** Its queue against a bound of 16 batches; it retries nothing in a row. */
+  pressure(): DeliveryPressure {
+    const queueFill =
+      this.broken.stalePressure === true ? 0.5 : Math.min(1, this.queue.length / 16);
+    return { queueFill, consecutiveFailures: 0 };
   }
 
   async submit(

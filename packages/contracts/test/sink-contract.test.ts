@@ -28,6 +28,7 @@ const BROKEN: readonly [string, Breakage, string][] = [
   ['fails with a plain error', { plainErrors: true }, 'a fatal failure'],
   ['settles a given-up batch silently', { silentSetAside: true }, 'a batch whose retries ran out'],
   ['fails when retries run out', { failWhenExhausted: true }, 'a batch whose retries ran out'],
+  ['reports a stale queue fill', { stalePressure: true }, 'reports its queue fill'],
 ];
 
 describe('the sink contract fails a sink that breaks it', () => {
