@@ -37,6 +37,8 @@ export class CoverageRecorder {
     private readonly store: CoverageStore,
     private readonly log: (line: string) => void,
     private readonly onFatal: (error: PipelineError) => void = () => undefined,
+    /** Told of each round's receipts once the store has them. */
+    private readonly onRecorded: (receipts: readonly DurableReceipt[]) => void = () => undefined,
   ) {}
 
   add(receipt: DurableReceipt): void {
@@ -96,6 +98,7 @@ export class CoverageRecorder {
     try {
       await this.store.recordDurable(receipts);
       this.recorded += receipts.length;
+      this.onRecorded(receipts);
     } catch (cause) {
       this.failures += 1;
       this.buffer = receipts.concat(this.buffer);

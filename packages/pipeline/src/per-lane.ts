@@ -5,6 +5,7 @@ import type {
 } from '@thalweg/connector-core';
 import type { CoverageStore } from '@thalweg/offset-store';
 import { CoverageRecorder, type RecorderStats } from './coverage-recorder.js';
+import { CoveredSpans } from './covered-spans.js';
 import { PipelineError } from './errors.js';
 import { QuarantineRouter, type QuarantineStats } from './quarantine-router.js';
 import type { QuarantineWriter } from './topology.js';
@@ -13,6 +14,8 @@ import type { QuarantineWriter } from './topology.js';
 export interface LaneOwned {
   readonly recorder: CoverageRecorder;
   readonly quarantine: QuarantineRouter;
+  /** What its sink durably holds, as far as this process knows (covered-spans.ts). */
+  readonly covered: CoveredSpans;
 }
 
 export interface PerLaneOptions {
@@ -43,16 +46,23 @@ export class PerLane {
   readonly secondaries: readonly LaneOwned[];
 
   constructor(options: PerLaneOptions) {
-    const own = (lane: string): LaneOwned => ({
-      recorder: new CoverageRecorder(
-        options.coverage,
-        (line) => options.log(`${lane}: ${line}`),
-        options.onFatal,
-      ),
-      quarantine: new QuarantineRouter(options.quarantine, options.writer, (line) =>
-        options.log(`${lane}: ${line}`),
-      ),
-    });
+    const own = (lane: string): LaneOwned => {
+      const covered = new CoveredSpans();
+      return {
+        recorder: new CoverageRecorder(
+          options.coverage,
+          (line) => options.log(`${lane}: ${line}`),
+          options.onFatal,
+          (receipts) => {
+            for (const r of receipts) covered.add(r.span);
+          },
+        ),
+        quarantine: new QuarantineRouter(options.quarantine, options.writer, (line) =>
+          options.log(`${lane}: ${line}`),
+        ),
+        covered,
+      };
+    };
     this.raw = own('primary raw');
     this.secondaries = Array.from({ length: options.secondaries }, (_, i) =>
       own(`secondaries[${i}]`),

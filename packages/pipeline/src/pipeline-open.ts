@@ -1,4 +1,5 @@
 import {
+  isDurable,
   monotonicClock,
   timerScheduler,
   type Clock,
@@ -131,6 +132,7 @@ async function openParts(
         own.quarantine.offer(sink, batch, note);
       },
       log,
+      own.covered,
     );
   });
   const opened: Sink<'primary-raw' | 'secondary', unknown>[] = [];
@@ -158,6 +160,7 @@ async function openParts(
     sinks.forEach((sink, i) => lanes[i]?.start(sink, secondaryConfig(config, sink.descriptor.id)));
     lanesStarted = true;
     await reconcileRawCoverage(raw, coverage);
+    await seedCovered(raw, sinks, perLane, coverage);
     const repair = openRecovery({
       spec: { ...spec, secondaries: specs }, // dq-audit: recovery derives through the audited specs
       config,
@@ -205,6 +208,26 @@ async function openParts(
       : opened.map((s) => s.close());
     await Promise.allSettled(releases);
     throw error;
+  }
+}
+
+/**
+ * Each durable secondary's lane learns what its sink already holds over
+ * what raw holds, so live ingest re-reading behind a crash does not write it
+ * again (covered-spans.ts). A non-durable secondary records no coverage.
+ */
+async function seedCovered(
+  raw: ReplayableSink<SourceBatch>,
+  sinks: readonly Sink<'secondary', unknown>[],
+  perLane: PerLane,
+  coverage: CoverageStore,
+): Promise<void> {
+  const durable = sinks.filter((s) => isDurable(s.descriptor.durability));
+  if (durable.length === 0) return;
+  const held = await raw.held();
+  for (const [i, sink] of sinks.entries()) {
+    if (!isDurable(sink.descriptor.durability)) continue;
+    await perLane.secondary(i).covered.seed(coverage, sink.descriptor.id, held);
   }
 }
 

@@ -16,6 +16,7 @@ import {
 import type { DurableReceipt } from '@thalweg/offset-store';
 import { batchBytes } from './batch-split.js';
 import type { CoverageRecorder } from './coverage-recorder.js';
+import { CoveredSpans } from './covered-spans.js';
 import { secondaryConfigSchema, type SecondaryConfig } from './pipeline-config.js';
 import { PendingSpans } from './secondary-pending.js';
 import type { Derive, Derived, QuarantineNote } from './topology.js';
@@ -36,6 +37,9 @@ export interface SecondaryStats {
   /** Batches dropped because the lane was full or failed: coverage gaps for recovery. */
   readonly shedBatches: number;
   readonly shedRecords: number;
+  /** Live batches not offered: the sink durably held all of their span already. */
+  readonly alreadyCoveredBatches: number;
+  readonly alreadyCoveredRecords: number;
   /**
    * Batches the sink refused alone or set aside (poison, retries exhausted):
    * their records are quarantined, and the lane went on (ADR 0025).
@@ -81,6 +85,8 @@ export class SecondaryLane<B> {
   private deliveredRecords = 0;
   private shed = 0;
   private shedRecords = 0;
+  private alreadyCovered = 0;
+  private alreadyCoveredRecords = 0;
   private setAsideBatches = 0;
   private quarantined = 0;
   private readonly pending = new PendingSpans();
@@ -93,6 +99,8 @@ export class SecondaryLane<B> {
     private readonly recorder: CoverageRecorder,
     private readonly quarantine: QuarantineSink,
     private readonly log: (line: string) => void,
+    /** What the sink durably holds already: a live batch all inside it is not offered. */
+    private readonly covered: CoveredSpans = new CoveredSpans(),
   ) {
     this.sinkName = label;
   }
@@ -141,6 +149,12 @@ export class SecondaryLane<B> {
 
   /** Hands a batch raw accepted to this lane; sheds it when the lane cannot take it. */
   offer(batch: SourceBatch): void {
+    if (this.covered.covers(batch.span)) {
+      // Written durably before (ahead of a crash, or by recovery just now).
+      this.alreadyCovered += 1;
+      this.alreadyCoveredRecords += batch.records.length;
+      return;
+    }
     const item = { batch, bytes: batchBytes(batch) };
     if (this.state.kind !== 'running' || this.stopping || !this.queue.offer(item)) {
       this.shed += 1;
@@ -190,6 +204,8 @@ export class SecondaryLane<B> {
       deliveredRecords: this.deliveredRecords,
       shedBatches: this.shed,
       shedRecords: this.shedRecords,
+      alreadyCoveredBatches: this.alreadyCovered,
+      alreadyCoveredRecords: this.alreadyCoveredRecords,
       setAsideBatches: this.setAsideBatches,
       quarantined: this.quarantined,
     };
