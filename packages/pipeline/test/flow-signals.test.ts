@@ -19,6 +19,18 @@ class PrefetchingSource extends MemoryGroupSource {
 
 const calmConfig = { backpressure: { holdMs: 0, recoveryDwellMs: 0 } };
 
+/** An endless source whose ten records raw made durable, and one cycle that found it normal. */
+async function drainedAndNormal(source: MemoryGroupSource) {
+  source.endless = true;
+  const clock = new ManualClock();
+  const built = await build(source, { scheduler: clock });
+  const running = built.pipeline.run();
+  await until(() => built.pipeline.stats().raw.durableRecords === 10);
+  await cycles(clock);
+  expect(built.pipeline.stats().flow.state).toBe('normal');
+  return { built, clock, running };
+}
+
 describe('flow signals in a running pipeline', () => {
   it("raw's queue filling past the critical fill makes the pipeline critical, and calm resumes it", async () => {
     const source = new MemoryGroupSource(logsOf('t', 1, 400), 10);
@@ -50,13 +62,7 @@ describe('flow signals in a running pipeline', () => {
 
   it("the source's prefetch filling degrades the pipeline", async () => {
     const source = new PrefetchingSource(logsOf('t', 1, 10), 10);
-    source.endless = true;
-    const clock = new ManualClock();
-    const built = await build(source, { scheduler: clock });
-    const running = built.pipeline.run();
-    await until(() => built.pipeline.stats().raw.durableRecords === 10);
-    await cycles(clock);
-    expect(built.pipeline.stats().flow.state).toBe('normal');
+    const { built, clock, running } = await drainedAndNormal(source);
     source.fill = 0.8;
     await cycles(clock);
     expect(built.pipeline.stats().flow).toMatchObject({ state: 'degraded', channelFill: 0.8 });
@@ -65,14 +71,9 @@ describe('flow signals in a running pipeline', () => {
   });
 
   it("raw's failing writes, not position commits, are the write-failure signal", async () => {
-    const source = new MemoryGroupSource(logsOf('t', 1, 10), 10);
-    source.endless = true;
-    const clock = new ManualClock();
-    const built = await build(source, { scheduler: clock });
-    const running = built.pipeline.run();
-    await until(() => built.pipeline.stats().raw.durableRecords === 10);
-    await cycles(clock);
-    expect(built.pipeline.stats().flow.state).toBe('normal');
+    const { built, clock, running } = await drainedAndNormal(
+      new MemoryGroupSource(logsOf('t', 1, 10), 10),
+    );
     built.raw.failingWrites = 2;
     await cycles(clock);
     expect(built.pipeline.stats().flow).toMatchObject({ state: 'degraded', rawWriteFailures: 2 });
