@@ -278,17 +278,20 @@ export class SecondaryLane<B> {
    * same refusal, forever) and `retry-exhausted` for one the sink gave up
    * on (a gap: recovery replays it once the sink is healthy). `batch` is
    * null for a span the lane did not submit (recovery's replay through the
-   * same sink): nothing to quarantine here, and the span stays a gap.
+   * same sink): there is nothing to quarantine here (raw holds the
+   * records), but a poison span is still held vacuously, or recovery would
+   * meet the same refusal on every pass.
    */
   private setAside(batch: SourceBatch | null, span: OffsetSpan, refusal: SetAside): void {
     this.setAsideBatches += 1;
     const reason = refusal.reason === 'poison' ? 'contract' : 'retry-exhausted';
     const detail = `${this.id} refused the batch: ${message(refusal.error)}`;
     this.log(`secondary ${this.id} set aside ${formatSpan(span)} (${refusal.reason}): ${detail}`);
-    if (batch === null) return;
-    for (const r of batch.records) {
-      this.quarantined += 1;
-      this.quarantine(this.id, batch, { offset: r.offset, reason, detail });
+    if (batch !== null) {
+      for (const r of batch.records) {
+        this.quarantined += 1;
+        this.quarantine(this.id, batch, { offset: r.offset, reason, detail });
+      }
     }
     if (refusal.reason === 'poison') this.holdVacuously(span);
   }

@@ -1,5 +1,6 @@
 import {
   derivedCoverage,
+  setAsideOf,
   type OffsetSpan,
   type ReplayableSink,
   type Sink,
@@ -107,11 +108,24 @@ export async function replayWindow<B>(
       }
       if (derived.batch === null) options.recordEmpty(batch.span);
       else {
-        const submitted = target.sink.submit(
-          derived.batch,
-          batch.span,
-          derivedCoverage(target.sink.descriptor.id, batch.span),
-        );
+        const submitted = target.sink
+          .submit(derived.batch, batch.span, derivedCoverage(target.sink.descriptor.id, batch.span))
+          .catch((error: unknown) => {
+            // The sink refused this batch alone (ADR 0025): quarantined as on
+            // the live lane, and a poison span held vacuously, so recovery
+            // does not meet the same refusal on every pass.
+            const refusal = setAsideOf(error);
+            if (refusal === null) throw error;
+            const reason = refusal.reason === 'poison' ? 'contract' : 'retry-exhausted';
+            const detail = `${window.sink} refused the batch: ${refusal.error.message}`;
+            const noted = new Set(derived.quarantined.map((n) => n.offset));
+            for (const r of clean.records) {
+              if (noted.has(r.offset)) continue;
+              if (options.quarantineMode === 'skip-dlq') quarantineSkipped += 1;
+              else options.quarantine(window.sink, batch, { offset: r.offset, reason, detail });
+            }
+            if (refusal.reason === 'poison') options.recordEmpty(batch.span);
+          });
         if (!(await unlessAborted(submitted, options.signal))) {
           return { kind: 'aborted', records, quarantineSkipped };
         }
