@@ -2,6 +2,7 @@ import { ManualClock, sinkId, type SourceBatch } from '@thalweg/connector-core';
 import { InMemoryCoverage, InMemoryLeaseStore, RangeSet, type Lease } from '@thalweg/offset-store';
 import { describe, expect, it } from 'vitest';
 import { build, keepOpen } from './doubles/harness.js';
+import { ingestWithoutSecondary } from './doubles/raw-ahead.js';
 import type { MemorySecondary } from './doubles/memory-sinks.js';
 import { TieredCoverage } from './doubles/tiered-coverage.js';
 import { logsOf, MemoryStoreSource } from './doubles/memory-sources.js';
@@ -36,22 +37,6 @@ function slowStore(store: InMemoryCoverage, ms: number): InMemoryCoverage {
     return covered(key);
   };
   return coverage;
-}
-
-/** Raw holds `records` offsets of partition t/0 that the secondary never got. */
-async function ingestWithoutSecondary(records: number) {
-  const coverage = keepOpen(new InMemoryCoverage({ sinks: [RAW, SEC] }));
-  const rawHeld = new Map<string, Map<number, Uint8Array>>();
-  await (
-    await build(new MemoryStoreSource(logsOf('t', 1, records), 10), {
-      coverage,
-      rawHeld,
-      secondaries: 1,
-      secondary: (s) => (s.failSubmits = true),
-      config: { recovery: { role: 'ingest' } },
-    })
-  ).pipeline.run();
-  return { coverage, rawHeld };
 }
 
 function only(sinks: readonly MemorySecondary[]): MemorySecondary {

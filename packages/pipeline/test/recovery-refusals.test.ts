@@ -1,34 +1,17 @@
 import { sinkId, type QuarantineEntry } from '@thalweg/connector-core';
-import { InMemoryCoverage } from '@thalweg/offset-store';
 import { describe, expect, it } from 'vitest';
 import type { QuarantinedRecord } from '../src/index.js';
-import { build, keepOpen, type BuildOptions } from './doubles/harness.js';
+import { build, type BuildOptions } from './doubles/harness.js';
+import { ingestWithoutSecondary } from './doubles/raw-ahead.js';
 import { logsOf, MemoryStoreSource } from './doubles/memory-sources.js';
 
 // Recovery replaying a span its sink refuses alone (ADR 0025): quarantined as
 // on the live lane, a poison span held vacuously so no pass meets it again.
 
-const RAW = sinkId('raw');
 const SEC = sinkId('sec0');
 
-/** Raw holds 40 offsets of t/0 that the secondary never got (the live lane shed them). */
-async function rawAhead() {
-  const coverage = keepOpen(new InMemoryCoverage({ sinks: [RAW, SEC] }));
-  const rawHeld = new Map<string, Map<number, Uint8Array>>();
-  await (
-    await build(new MemoryStoreSource(logsOf('t', 1, 40), 10), {
-      coverage,
-      rawHeld,
-      secondaries: 1,
-      secondary: (s) => (s.failSubmits = true),
-      config: { recovery: { role: 'ingest' } },
-    })
-  ).pipeline.run();
-  return { coverage, rawHeld };
-}
-
 async function recover(secondary: BuildOptions['secondary']) {
-  const { coverage, rawHeld } = await rawAhead();
+  const { coverage, rawHeld } = await ingestWithoutSecondary(40);
   const entries: QuarantineEntry<QuarantinedRecord>[] = [];
   const built = await build(new MemoryStoreSource(logsOf('t', 1, 40), 10), {
     coverage,
@@ -60,7 +43,7 @@ describe('recovery meeting a batch its sink refuses alone', () => {
 
   it('a batch whose retries ran out at submit is quarantined as retry-exhausted and stays a gap', async () => {
     let refusing = true;
-    const { coverage, rawHeld } = await rawAhead();
+    const { coverage, rawHeld } = await ingestWithoutSecondary(40);
     const entries: QuarantineEntry<QuarantinedRecord>[] = [];
     const built = await build(new MemoryStoreSource(logsOf('t', 1, 40), 10), {
       coverage,
