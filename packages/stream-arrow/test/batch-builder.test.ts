@@ -149,6 +149,15 @@ describe('BatchBuilder', () => {
     expect(readColumn(batch, 'f')).toEqual([0.5, 1.5]);
   });
 
+  it('keeps a string that starts with U+FEFF whole (the property below once drew one)', () => {
+    const schema = BatchSchema.define({
+      fields: [{ name: 's', type: column.utf8, nullable: true }],
+    });
+    const rows = [{ s: '\ufeff' }, { s: '\ufeffa' }, { s: null }, { s: 'a\ufeff' }];
+    const batch = decodeIpcStream(encodeIpcStream(new BatchBuilder(schema).fromRows(rows)));
+    expect(readColumn(batch, 's')).toEqual(rows.map((r) => r.s));
+  });
+
   it('round-trips arbitrary int64, utf8 and binary values', () => {
     const schema = BatchSchema.define({
       fields: [
