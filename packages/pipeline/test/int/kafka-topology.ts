@@ -221,12 +221,15 @@ export async function openPgCoverage(): Promise<PostgresCoverage> {
 
 export async function waitFor(
   check: () => Promise<boolean> | boolean,
-  what: string,
+  /** What is awaited; a function is asked at the timeout, so it can say where things stood. */
+  what: string | (() => string),
   timeoutMs = 60_000,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > deadline) {
+      throw new Error(`timed out waiting for ${typeof what === 'string' ? what : what()}`);
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
 }

@@ -188,7 +188,16 @@ async function ingest(records: readonly ExactRecord[]): Promise<void> {
         halted !== null ||
         (pipeline.stats().raw.durableRecords >= records.length &&
           rows.size + quarantined.length >= records.length),
-      `${records.length} records durable in raw and settled downstream`,
+      () => {
+        const st = pipeline.stats();
+        return (
+          `${records.length} records durable in raw and settled downstream ` +
+          `(raw durable ${st.raw.durableRecords} of ${st.raw.submittedRecords} submitted, ` +
+          `source read ${st.source.records}, rows ${rows.size}, quarantined ${quarantined.length}, ` +
+          `flow ${JSON.stringify({ ...st.flow, budget: undefined })}, ` +
+          `budget ${JSON.stringify(st.flow.budget)}, secondary ${JSON.stringify(st.secondaries[0])})`
+        );
+      },
       30_000,
     );
     await pipeline.stop();
