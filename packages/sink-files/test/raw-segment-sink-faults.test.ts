@@ -16,11 +16,6 @@ import {
   dataFiles,
 } from './helpers.js';
 
-/** Waits until `check` holds, looking again after each turn of the event loop. */
-async function until(check: () => boolean): Promise<void> {
-  while (!check()) await new Promise((r) => setTimeout(r, 1));
-}
-
 async function rejection(p: Promise<unknown>): Promise<RawSinkError> {
   const error = await p.then(
     () => null,
@@ -56,24 +51,29 @@ describe('RawSegmentSink write faults', () => {
 
   it('reports its failing writes in a row and its queue fill to flow control, and clears them once durable', async () => {
     const fs = new FaultyFs();
-    let release: (() => void) | null = null;
+    let release = (): void => undefined;
+    let midSpell = (): void => undefined;
+    const reachedMidSpell = new Promise<void>((resolve) => (midSpell = resolve));
     const sink = await openSink(await tempDir(), {
       fs,
       maxQueuedBatches: 4,
       // The second retry holds the third attempt, so the test can look mid-spell.
       onError: (e) => {
-        if (e.kind === 'write-retry' && e.attempt === 2) release = fs.hold('create');
+        if (e.kind === 'write-retry' && e.attempt === 2) {
+          release = fs.hold('create');
+          midSpell();
+        }
       },
     });
     expect(sink.pressure()).toEqual({ queueFill: 0, consecutiveFailures: 0 });
     fs.fail('sync', 2);
     const b = (i: number) => batchOf('t', 0, i * 10, i * 10 + 10);
     await sink.submit(b(0), b(0).span, anchor(b(0)));
-    await until(() => release !== null);
+    await reachedMidSpell;
     await sink.submit(b(1), b(1).span, anchor(b(1)));
     await sink.submit(b(2), b(2).span, anchor(b(2)));
     expect(sink.pressure()).toEqual({ queueFill: 0.5, consecutiveFailures: 2 });
-    (release as unknown as () => void)();
+    release();
     await sink.flush();
     expect(sink.pressure()).toEqual({ queueFill: 0, consecutiveFailures: 0 });
     await sink.close();
