@@ -17,3 +17,4 @@ export * from './position-tracker.js';
 export * from './flow-control/index.js';
 export * from './metrics/index.js';
 export * from './delivery/index.js';
+export * from './parts/index.js';

@@ -1,8 +1,9 @@
 import type {
   Clock,
   ConfirmTarget,
+  MaybePromise,
   QuarantineEntry,
-  QuarantineReason,
+  QuarantineNote,
   ReplayableSink,
   Scheduler,
   Sink,
@@ -29,11 +30,7 @@ export interface QuarantinedRecord {
   readonly tombstone: boolean;
 }
 
-export interface QuarantineNote {
-  readonly offset: number;
-  readonly reason: QuarantineReason;
-  readonly detail: string;
-}
+export type { MaybePromise, QuarantineNote } from '@thalweg/connector-core';
 
 /**
  * What a secondary makes of a raw batch: its own batch (null when nothing of
@@ -61,8 +58,6 @@ export interface DqCheckCounts {
 export type DqOutcome = Readonly<Record<string, DqCheckCounts>>;
 
 export type Derive<B> = (batch: SourceBatch) => Derived<B>;
-
-export type MaybePromise<T> = T | Promise<T>;
 
 /**
  * One secondary: how to open its sink with the pipeline's confirm target, and

@@ -1,0 +1,91 @@
+import type { QuarantineReason } from '../flow-control/quarantine-lane.js';
+import { RecordIdHasher } from '../record-id.js';
+import type { SourceBatch, SourceRecord } from '../source.js';
+import type { Derivation, DeriveContext } from './parts.js';
+
+/** A record a derivation refused: where it is, and why. */
+export interface QuarantineNote {
+  readonly offset: number;
+  readonly reason: QuarantineReason;
+  readonly detail: string;
+}
+
+/** A derivation's outcome over one raw batch. */
+export interface DerivationResult<B> {
+  readonly batch: B | null;
+  readonly quarantined: readonly QuarantineNote[];
+}
+
+/** The context of one raw batch: ids bound to its partition and the source's cluster. */
+class BatchContext implements DeriveContext {
+  readonly quarantined: QuarantineNote[] = [];
+  private hasher: RecordIdHasher | null = null;
+
+  constructor(
+    private readonly cluster: string,
+    private readonly batch: SourceBatch,
+  ) {}
+
+  recordId(record: SourceRecord): Buffer {
+    const { topic, partition } = this.batch.span;
+    this.hasher ??= new RecordIdHasher(this.cluster, topic, partition);
+    return this.hasher.id(record.offset, record.value);
+  }
+
+  quarantine(record: SourceRecord, reason: QuarantineReason, detail: string): void {
+    this.quarantined.push({ offset: record.offset, reason, detail });
+  }
+}
+
+/** Runs a derivation over one raw batch, collecting what it quarantined. */
+export function runDerivation<B>(
+  derive: Derivation<B>,
+  cluster: string,
+  batch: SourceBatch,
+): DerivationResult<B> {
+  const context = new BatchContext(cluster, batch);
+  const derived = derive(batch, context);
+  return { batch: derived, quarantined: context.quarantined };
+}
+
+/**
+ * A record refused by a row mapping given to `mapRecords`: thrown, it
+ * quarantines that record with its reason. Any other error is a `decode`
+ * refusal with the error's message.
+ */
+export class RecordRefused extends Error {
+  constructor(
+    readonly reason: QuarantineReason,
+    detail: string,
+  ) {
+    super(detail);
+    this.name = 'RecordRefused';
+  }
+}
+
+/**
+ * The per-record loop every row-mapping part shares: maps each record,
+ * quarantining the one whose mapping throws (its reason from `RecordRefused`,
+ * `decode` otherwise) and keeping the others in order.
+ */
+export function mapRecords<T>(
+  batch: SourceBatch,
+  context: DeriveContext,
+  map: (record: SourceRecord) => T,
+): { readonly records: SourceRecord[]; readonly mapped: T[] } {
+  const records: SourceRecord[] = [];
+  const mapped: T[] = [];
+  for (const record of batch.records) {
+    let value: T;
+    try {
+      value = map(record);
+    } catch (error) {
+      const reason = error instanceof RecordRefused ? error.reason : 'decode';
+      context.quarantine(record, reason, error instanceof Error ? error.message : String(error));
+      continue;
+    }
+    records.push(record);
+    mapped.push(value);
+  }
+  return { records, mapped };
+}

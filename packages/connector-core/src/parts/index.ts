@@ -1,0 +1,3 @@
+export * from './part-context.js';
+export * from './parts.js';
+export * from './derive-context.js';
