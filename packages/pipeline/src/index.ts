@@ -15,3 +15,4 @@ export type { ReplayTarget, QuarantineMode, ReplayOutcome } from './recovery/rep
 export type { RecoveryStats } from './recovery/recovery-runner.js';
 export type { RecoveryBacklog } from './recovery/backlog-meter.js';
 export * from './recovery/coverage-report.js';
+export * from './declare/index.js';
