@@ -3,6 +3,7 @@ import {
   mapRecords,
   offsetSpan,
   RecordIdHasher,
+  recordJson,
   RecordRefused,
   runDerivation,
   type SourceBatch,
@@ -78,5 +79,14 @@ describe('mapRecords', () => {
       [13, 'contract'],
     ]);
     expect(result.quarantined[0]?.detail).toMatch(/JSON/);
+  });
+});
+
+describe('recordJson', () => {
+  it('parses a value as JSON; a value that is not UTF-8 or not JSON throws naming the offset', () => {
+    expect(recordJson(record(4, '{"a":[1]}'))).toEqual({ a: [1] });
+    expect(() => recordJson(record(5, '{'))).toThrow(/^offset 5: the value is not JSON/);
+    const latin1 = { ...record(6, ''), value: Uint8Array.of(0x7b, 0xff, 0x7d) };
+    expect(() => recordJson(latin1)).toThrow('offset 6: the value is not UTF-8');
   });
 });
