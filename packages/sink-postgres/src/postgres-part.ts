@@ -6,6 +6,7 @@ import {
   type Derivation,
   type LaneSettings,
   type SecondaryPart,
+  type SourcePartition,
   type SourceRecord,
 } from '@thalweg/connector-core';
 import { z } from 'zod';
@@ -26,16 +27,20 @@ export interface PostgresPartOptions extends Omit<
   'id' | 'confirm' | 'log' | 'coverage'
 > {
   /**
-   * A record's column values, in the order of `table.columns`. The part
-   * adds the record's `_twg_record_id`. A throw quarantines that record:
+   * A record's column values, in the order of `table.columns`, given the
+   * record and the partition it was read from (a record does not carry
+   * it). The part adds the record's `_twg_record_id`. A throw quarantines that record:
    * with the reason of a `RecordRefused`, `decode` for any other error.
    * Values of the wrong count are quarantined as `contract`. It must be
    * deterministic: recovery maps the same record again.
    */
-  readonly row: (record: SourceRecord) => readonly unknown[];
+  readonly row: RowMapping;
   /** The secondary's lane between raw and this sink. */
   readonly lane?: LaneSettings;
 }
+
+/** A record and the partition it was read from -> its column values. */
+export type RowMapping = (record: SourceRecord, from: SourcePartition) => readonly unknown[];
 
 /** The root of the part's option paths (the shared convention, parse-config.ts). */
 const PATH = 'postgres';
@@ -43,7 +48,7 @@ const PATH = 'postgres';
 /** What can be checked at declaration: the rest is the sink's to check when it opens. */
 const declaredSchema = z.looseObject({
   table: pgTableSpecSchema,
-  row: functionOption<(record: SourceRecord) => readonly unknown[]>(),
+  row: functionOption<RowMapping>(),
   // What the topology gives: refused here for JavaScript callers, not overridden silently.
   id: given('the id is the key the part is declared under in secondaries'),
   confirm: given('the topology gives the confirmation target'),
@@ -94,15 +99,14 @@ export function postgres(options: PostgresPartOptions): SecondaryPart<PgBatch, P
  * gave it. A record whose mapping throws or has the wrong width is
  * quarantined alone; a batch with no row left is null.
  */
-export function rowDerivation(
-  table: PgTableSpec,
-  row: (record: SourceRecord) => readonly unknown[],
-): Derivation<PgBatch> {
+export function rowDerivation(table: PgTableSpec, row: RowMapping): Derivation<PgBatch> {
   const width = table.columns.length;
   const name = qualifiedName(table);
   return (batch, context) => {
+    // Only topic and partition: a row must not depend on where a batch was cut.
+    const from: SourcePartition = { topic: batch.span.topic, partition: batch.span.partition };
     const { mapped } = mapRecords(batch, context, (record): PgRow => {
-      const values: unknown = row(record);
+      const values: unknown = row(record, from);
       if (!Array.isArray(values) || values.length !== width) {
         const found = Array.isArray(values) ? `${values.length} values` : typeof values;
         throw new RecordRefused(

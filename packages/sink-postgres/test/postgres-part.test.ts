@@ -70,6 +70,18 @@ describe('postgres(): the derivation from raw', () => {
     );
   });
 
+  it('gives row the partition each record was read from', () => {
+    const row = (r: SourceRecord, from: { topic: string; partition: number }) => [
+      r.offset,
+      `${from.topic}/${from.partition}`,
+    ];
+    const out = runDerivation(rowDerivation(TABLE, row), 'c', batch('orders', 7, 3, ['x', 'y']));
+    expect(out.batch?.rows.map((r) => r.values)).toEqual([
+      [3, 'orders/7'],
+      [4, 'orders/7'],
+    ]);
+  });
+
   it('quarantines a record whose row throws as decode, with the offset and message, and keeps the rest', () => {
     const raw = batch('orders', 0, 10, ['{"n":1,"label":"a"}', 'not json', '{"n":3,"label":"c"}']);
     const out = runDerivation(rowDerivation(TABLE, jsonRow), 'c', raw);
