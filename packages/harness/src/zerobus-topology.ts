@@ -53,8 +53,7 @@ function row(value: unknown): unknown {
 
 /** Deterministic (recovery derives the same raw batch again), ids from the raw record. */
 export function toZerobusBatch(batch: SourceBatch): Derived<RecordBatch> {
-  const { batch: rows, refused } = jsonRecordsToBatch(builder, CLUSTER, batch, row);
-  return { batch: rows, quarantined: refused };
+  return jsonRecordsToBatch(builder, CLUSTER, batch, row);
 }
 
 export function zerobusDir(dir: string): string {

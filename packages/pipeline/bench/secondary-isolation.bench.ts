@@ -68,10 +68,7 @@ async function run(secondaryMode: 'none' | 'healthy' | 'stalled'): Promise<numbe
                     target,
                     log: quiet,
                   }),
-                derive: (batch) => {
-                  const out = jsonRecordsToBatch(builder, 'bench', batch);
-                  return { batch: out.batch, quarantined: out.refused };
-                },
+                derive: (batch) => jsonRecordsToBatch(builder, 'bench', batch),
               }),
             ],
     });

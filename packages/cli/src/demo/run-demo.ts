@@ -111,10 +111,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
               target,
               log: quiet,
             })),
-          derive: (batch) => {
-            const { batch: rows, refused } = jsonRecordsToBatch(builder, source.cluster, batch);
-            return { batch: rows, quarantined: refused };
-          },
+          derive: (batch) => jsonRecordsToBatch(builder, source.cluster, batch),
         }),
       ],
     });
