@@ -76,8 +76,10 @@ export function harnessZerobusFactory(
     const nth = poisonWaits[openIndex];
     return nth === undefined ? [] : [{ op: 'wait', nth, failure: 'poison-stream' }];
   };
-  const inner = new FakeTransportFactory({ ackLatencyMs: ZEROBUS_ACK_LATENCY_MS }, faults, {
-    persistDir: zerobusDir(dir),
+  const inner = new FakeTransportFactory({
+    ackLatencyMs: ZEROBUS_ACK_LATENCY_MS,
+    faults,
+    server: { persistDir: zerobusDir(dir) },
   });
   const seen = new WeakSet<object>();
   const count = (error: unknown): never => {

@@ -65,7 +65,7 @@ async function run(secondaryMode: 'none' | 'healthy' | 'stalled'): Promise<numbe
                       { name: '_twg_record_id', type: 'utf8', nullable: false },
                     ],
                     factory,
-                    target,
+                    confirm: target,
                     log: quiet,
                   }),
                 derive: (batch) => jsonRecordsToBatch(builder, 'bench', batch),
