@@ -16,3 +16,4 @@ export * from './catalog/precondition.js';
 export * from './catalog/sql-catalog.js';
 export * from './schema-fields.js';
 export * from './zerobus-stats.js';
+export * from './zerobus-part.js';
