@@ -125,7 +125,7 @@ export class ZerobusSink<L extends Lane> implements BatchSink<L> {
             ),
           onRebuild: (attempt, cause) =>
             log(
-              `thalweg sink-zerobus ${deps.id}: stream ${deps.id}-${i} rebuilt (attempt ${attempt} in a row), replaying what it had not confirmed: ${String(cause)}`,
+              `thalweg sink-zerobus ${deps.id}: stream ${deps.id}-${i} died, rebuilding it (attempt ${attempt} in a row) to replay what it had not confirmed: ${String(cause)}`,
             ),
         }),
     );

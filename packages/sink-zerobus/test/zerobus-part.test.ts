@@ -192,7 +192,9 @@ describe('zerobus(): open', () => {
       await open.sink.submit(batch, raw.span, derivedCoverage(context.id, raw.span));
     }
     await open.sink.flush();
-    expect(info.filter((l) => l.includes('rebuilt'))).toHaveLength(1);
+    expect(info.filter((l) => l.includes('died, rebuilding it (attempt 1 in a row)'))).toHaveLength(
+      1,
+    );
     expect(confirm.applied).toHaveLength(3);
     expect(open.stats()).toMatchObject({
       rebuilds: 1,
