@@ -58,13 +58,14 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
   const topic = 'demo';
   const source = new GeneratedSource({ topic, ...options });
   const coverageDir = join(options.dir, 'coverage');
-  const factory = new FakeTransportFactory(
-    { ackLatencyMs: options.ackLatencyMs, bandwidthBytesPerSec: 200 * 1024 * 1024 },
-    (opened) =>
+  const factory = new FakeTransportFactory({
+    ackLatencyMs: options.ackLatencyMs,
+    bandwidthBytesPerSec: 200 * 1024 * 1024,
+    faults: (opened) =>
       opened === 0 && options.failAtWait > 0
         ? [{ op: 'wait', nth: options.failAtWait, failure: 'poison-stream' }]
         : [],
-  );
+  });
   const builder = new BatchBuilder(
     BatchSchema.define({
       fields: [
@@ -108,13 +109,10 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
               config: { table: 'main.demo.events', streams: 1, rebuild: { baseDelayMs: 400 } },
               fields: FIELDS,
               factory,
-              target,
+              confirm: target,
               log: quiet,
             })),
-          derive: (batch) => {
-            const { batch: rows, refused } = jsonRecordsToBatch(builder, source.cluster, batch);
-            return { batch: rows, quarantined: refused };
-          },
+          derive: (batch) => jsonRecordsToBatch(builder, source.cluster, batch),
         }),
       ],
     });

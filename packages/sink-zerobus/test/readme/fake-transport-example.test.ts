@@ -20,7 +20,7 @@ function openSink(factory: FakeTransportFactory) {
     config: { table: 'main.app.events', streams: 1 },
     fields,
     factory,
-    target: { apply: async () => undefined }, // the pipeline records coverage here
+    confirm: { apply: async () => undefined }, // the pipeline records coverage here
     log: () => undefined,
   });
   const span = offsetSpan('events', 0, 0, 2);

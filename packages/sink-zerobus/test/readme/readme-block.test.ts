@@ -1,15 +1,16 @@
 import { readFile } from 'node:fs/promises';
 import { expect, it } from 'vitest';
 
-it("the README's fake-transport example is fake-transport-example.test.ts, word for word", async () => {
+// Each README example is a file of this folder, word for word: it runs here
+// against the package's sources, where users import the package.
+it.each([
+  ['## Testing your service with the fake transport', './fake-transport-example.test.ts'],
+  ['## Declaring it once: `zerobus(...)`', './zerobus-part-example.ts'],
+])("the README's example under %s is %s, word for word", async (heading, file) => {
   const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
-  const at = readme.indexOf('## Testing your service with the fake transport');
+  const at = readme.indexOf(heading);
   expect(at).toBeGreaterThanOrEqual(0);
   const block = /```ts\n([\s\S]*?)```\n/.exec(readme.slice(at))?.[1];
-  const example = await readFile(
-    new URL('./fake-transport-example.test.ts', import.meta.url),
-    'utf8',
-  );
-  // The example runs here against the package's sources; users import the package.
+  const example = await readFile(new URL(file, import.meta.url), 'utf8');
   expect(block).toBe(example.replace("from '../../src/index.js'", "from '@thalweg/sink-zerobus'"));
 });
