@@ -1,7 +1,7 @@
 import type { RecordBatch } from 'apache-arrow';
 import {
   mapRecords,
-  RecordRefused,
+  recordJson,
   type Derivation,
   type LaneSettings,
   type SecondaryPart,
@@ -41,8 +41,6 @@ export interface ZerobusPartOptions extends ZerobusConfigInput {
   readonly lane?: LaneSettings;
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
 /**
  * The row of a JSON payload: the record's value parsed as UTF-8 JSON (a
  * payload that is not is quarantined as `decode`), then given to `map` when
@@ -53,12 +51,8 @@ export function jsonRow(
   map?: (value: unknown, record: SourceRecord) => object,
 ): (record: SourceRecord) => object {
   return (record) => {
-    let value: unknown;
-    try {
-      value = JSON.parse(utf8.decode(record.value));
-    } catch (error) {
-      throw new RecordRefused('decode', error instanceof Error ? error.message : String(error));
-    }
+    // recordJson throws naming the offset; mapRecords quarantines that as decode.
+    const value = recordJson(record);
     // Not narrowed: the schema check refuses a value that is not an object, as `contract`.
     return map === undefined ? (value as object) : map(value, record);
   };
