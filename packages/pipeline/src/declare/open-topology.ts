@@ -70,6 +70,7 @@ export async function openTopology<R extends RawPart, S extends SecondaryParts>(
       ...(declaration.scheduler === undefined ? {} : { scheduler: declaration.scheduler }),
       ...(declaration.memoryUsage === undefined ? {} : { memoryUsage: declaration.memoryUsage }),
       log: info,
+      ...(declaration.debug === undefined ? {} : { debug: declaration.debug }),
       config: {
         ...declaration.config,
         secondaries: Object.fromEntries(secondaries.map(([id, part]) => [id, part.lane ?? {}])),
