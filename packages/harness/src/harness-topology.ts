@@ -1,6 +1,12 @@
-import { RecordIdHasher, sinkId, type SourceBatch } from '@thalweg/connector-core';
-import type { Derived } from '@thalweg/pipeline';
-import type { PgBatch, PgRow, PgTableSpec } from '@thalweg/sink-postgres';
+import {
+  runDerivation,
+  sinkId,
+  type DerivationResult,
+  type SourceBatch,
+  type SourcePartition,
+  type SourceRecord,
+} from '@thalweg/connector-core';
+import { rowDerivation, type PgBatch, type PgTableSpec } from '@thalweg/sink-postgres';
 import pg from 'pg';
 
 /*
@@ -11,7 +17,9 @@ import pg from 'pg';
 /** Hashed into every record id; raw records it in every segment. */
 export const CLUSTER = 'thalweg-harness';
 export const RAW = sinkId('raw');
-export const PG = sinkId('pg-events');
+/** The Postgres secondary's id, as it is declared in the topology. */
+export const PG_NAME = 'pg-events';
+export const PG = sinkId(PG_NAME);
 /** Every child connection carries it, so the parent can drop them (pg_terminate_backend). */
 export const CHILD_APPLICATION_NAME = 'thalweg-harness';
 /** The parent's own connections: never dropped by its own fault injection. */
@@ -60,26 +68,18 @@ export function eventsTable(schema: string): PgTableSpec {
 }
 
 /**
- * Deterministic, as the pipeline requires (recovery derives the same raw
- * batch again): the row is a function of the record, its id the record id
- * raw's own record would hash to.
+ * The row of a harness record in the events table: deterministic, as the
+ * pipeline requires (recovery maps the same record again). A payload that is
+ * not a harness record throws, and the part quarantines it as `decode`.
  */
-export function toPgBatch(batch: SourceBatch): Derived<PgBatch> {
-  const hasher = new RecordIdHasher(CLUSTER, batch.span.topic, batch.span.partition);
-  const rows: PgRow[] = [];
-  const quarantined: { offset: number; reason: 'decode'; detail: string }[] = [];
-  for (const r of batch.records) {
-    try {
-      const v = decodePayload(r.value);
-      rows.push({
-        recordId: hasher.id(r.offset, r.value),
-        values: [v.id, v.n, batch.span.partition, r.offset],
-      });
-    } catch (error) {
-      quarantined.push({ offset: r.offset, reason: 'decode', detail: String(error) });
-    }
-  }
-  return { batch: rows.length === 0 ? null : { rows }, quarantined };
+export function pgRow(record: SourceRecord, from: SourcePartition): readonly unknown[] {
+  const v = decodePayload(record.value);
+  return [v.id, v.n, from.partition, record.offset];
+}
+
+/** What the Postgres part derives from a raw batch, as the child runs it (for tests). */
+export function toPgBatch(batch: SourceBatch): DerivationResult<PgBatch> {
+  return runDerivation(rowDerivation(eventsTable('any'), pgRow), CLUSTER, batch);
 }
 
 /** A pool with the listener pg asks for: a dropped idle connection is logged, not fatal. */

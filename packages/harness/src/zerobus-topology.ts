@@ -1,15 +1,22 @@
 import { join } from 'node:path';
-import { sinkId, type SourceBatch } from '@thalweg/connector-core';
-import type { Derived } from '@thalweg/pipeline';
+import {
+  runDerivation,
+  sinkId,
+  type DerivationResult,
+  type SourceBatch,
+} from '@thalweg/connector-core';
 import {
   FakeTransportFactory,
+  jsonRow,
+  rowsToBatch,
+  streamFieldsOf,
   ZerobusSinkError,
   type Fault,
   type StreamField,
   type TransportFactory,
   type ZerobusTransport,
 } from '@thalweg/sink-zerobus';
-import { BatchBuilder, BatchSchema, column, jsonRecordsToBatch } from '@thalweg/stream-arrow';
+import { BatchBuilder, BatchSchema, column } from '@thalweg/stream-arrow';
 import type { RecordBatch } from 'apache-arrow';
 import { CLUSTER } from './harness-topology.js';
 
@@ -19,7 +26,9 @@ import { CLUSTER } from './harness-topology.js';
  * survives the child's SIGKILL and the parent can audit it.
  */
 
-export const ZEROBUS = sinkId('zerobus-events');
+/** The Zerobus secondary's id, as it is declared in the topology. */
+export const ZEROBUS_NAME = 'zerobus-events';
+export const ZEROBUS = sinkId(ZEROBUS_NAME);
 export const ZEROBUS_TABLE = 'main.harness.events';
 /** Where the fake server keeps its log, under the harness directory. */
 export const ZEROBUS_SUBDIR = 'zerobus';
@@ -28,32 +37,28 @@ export const RECORD_ID_COLUMN = '_twg_record_id';
 /** Acknowledgement latency of the fake server: a few ms, so a lane is always owed acks. */
 export const ZEROBUS_ACK_LATENCY_MS = 4;
 
-export const ZEROBUS_FIELDS: readonly StreamField[] = [
-  { name: 'id', type: 'utf8', nullable: false },
-  { name: 'n', type: 'int64', nullable: false },
-  { name: RECORD_ID_COLUMN, type: 'utf8', nullable: false },
-];
+/** The table's schema, declared once: the batches are built by it, the stream's fields derived from it. */
+export const ZEROBUS_SCHEMA = BatchSchema.define({
+  fields: [
+    { name: 'id', type: column.utf8, nullable: false },
+    { name: 'n', type: column.int64, nullable: false },
+  ],
+  recordId: 'hex',
+});
 
-const builder = new BatchBuilder(
-  BatchSchema.define({
-    fields: [
-      { name: 'id', type: column.utf8, nullable: false },
-      { name: 'n', type: column.int64, nullable: false },
-    ],
-    recordId: 'hex',
-  }),
-);
+export const ZEROBUS_FIELDS: readonly StreamField[] = streamFieldsOf(ZEROBUS_SCHEMA);
 
 /** The row of a harness payload: its unique id and n (the pad is dropped). */
-function row(value: unknown): unknown {
-  if (typeof value !== 'object' || value === null) return value;
+export const zerobusRow = jsonRow((value) => {
+  if (typeof value !== 'object' || value === null) return { value };
   const v = value as { id?: unknown; n?: unknown };
   return { id: v.id, n: v.n };
-}
+});
 
-/** Deterministic (recovery derives the same raw batch again), ids from the raw record. */
-export function toZerobusBatch(batch: SourceBatch): Derived<RecordBatch> {
-  return jsonRecordsToBatch(builder, CLUSTER, batch, row);
+/** What the Zerobus part derives from a raw batch, as the child runs it (for tests). */
+export function toZerobusBatch(batch: SourceBatch): DerivationResult<RecordBatch> {
+  const derive = rowsToBatch(new BatchBuilder(ZEROBUS_SCHEMA), zerobusRow, CLUSTER);
+  return runDerivation(derive, CLUSTER, batch);
 }
 
 export function zerobusDir(dir: string): string {

@@ -18,14 +18,14 @@ import { pgTableSpecSchema, qualifiedName, type PgTableSpec } from './table-spec
 
 /**
  * A PostgreSQL secondary, declared. The sink's options without what the
- * topology gives it (its id, its confirmation target, the logger) and
- * without `coverage`: the topology's coverage store is the one recovery
- * reads, so a second store here would record spans nobody reads back.
+ * topology gives it (its id, its confirmation target, the logger).
+ * `coverage` stays optional and is rarely wanted: the topology's coverage
+ * store is the one recovery reads, and it records each span after the
+ * commit. Give it when that store (or an audit of the table) is a
+ * PostgresCoverage on this same database, so the spans commit with the
+ * rows.
  */
-export interface PostgresPartOptions extends Omit<
-  PostgresSinkOptions,
-  'id' | 'confirm' | 'log' | 'coverage'
-> {
+export interface PostgresPartOptions extends Omit<PostgresSinkOptions, 'id' | 'confirm' | 'log'> {
   /**
    * A record's column values, in the order of `table.columns`, given the
    * record and the partition it was read from (a record does not carry
@@ -53,7 +53,6 @@ const declaredSchema = z.looseObject({
   id: given('the id is the key the part is declared under in secondaries'),
   confirm: given('the topology gives the confirmation target'),
   log: given("the part logs through the topology's log"),
-  coverage: given("coverage is the topology's store, recorded after the commit"),
 });
 
 function given(reason: string) {
