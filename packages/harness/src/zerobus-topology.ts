@@ -7,7 +7,7 @@ import {
 } from '@thalweg/connector-core';
 import {
   FakeTransportFactory,
-  jsonRow,
+  fromJson,
   rowsToBatch,
   streamFieldsOf,
   ZerobusSinkError,
@@ -49,11 +49,10 @@ export const ZEROBUS_SCHEMA = BatchSchema.define({
 export const ZEROBUS_FIELDS: readonly StreamField[] = streamFieldsOf(ZEROBUS_SCHEMA);
 
 /** The row of a harness payload: its unique id and n (the pad is dropped). */
-export const zerobusRow = jsonRow((value) => {
-  if (typeof value !== 'object' || value === null) return { value };
-  const v = value as { id?: unknown; n?: unknown };
-  return { id: v.id, n: v.n };
-});
+export const zerobusRow = fromJson((v: { id?: unknown; n?: unknown } | null) => ({
+  id: v?.id,
+  n: v?.n,
+}));
 
 /** What the Zerobus part derives from a raw batch, as the child runs it (for tests). */
 export function toZerobusBatch(batch: SourceBatch): DerivationResult<RecordBatch> {

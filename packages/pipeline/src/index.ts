@@ -17,4 +17,4 @@ export type { RecoveryBacklog } from './recovery/backlog-meter.js';
 export * from './recovery/coverage-report.js';
 export * from './declare/index.js';
 // What a declared topology's row mappings use, so a job imports the pipeline and its parts only.
-export { recordJson, RecordRefused } from '@thalweg/connector-core';
+export { fromJson, recordJson, RecordRefused } from '@thalweg/connector-core';

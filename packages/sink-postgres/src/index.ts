@@ -21,3 +21,5 @@ export {
   type PostgresPartOptions,
   type RowMapping,
 } from './postgres-part.js';
+// The row helpers of connector-core, so a part is declared from this package alone.
+export { fromJson, recordJson, RecordRefused } from '@thalweg/connector-core';

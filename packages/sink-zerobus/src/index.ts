@@ -17,3 +17,5 @@ export * from './catalog/sql-catalog.js';
 export * from './schema-fields.js';
 export * from './zerobus-stats.js';
 export * from './zerobus-part.js';
+// The row helpers of connector-core, so a part is declared from this package alone.
+export { fromJson, recordJson, RecordRefused } from '@thalweg/connector-core';

@@ -1,7 +1,6 @@
 import type { RecordBatch } from 'apache-arrow';
 import {
   mapRecords,
-  recordJson,
   type Derivation,
   type LaneSettings,
   type SecondaryPart,
@@ -30,7 +29,7 @@ export interface ZerobusPartOptions extends ZerobusConfigInput {
    * (other properties are ignored). Throwing quarantines that record
    * (`RecordRefused` gives the reason, any other error is `decode`); a row
    * the schema refuses (a missing non-nullable field, a value of the wrong
-   * type) is quarantined as `contract`, naming the field. `jsonRow()` is
+   * type) is quarantined as `contract`, naming the field. `fromJson(map)` is
    * the row of a JSON payload. Must be deterministic: recovery derives the
    * same raw batch again.
    */
@@ -39,23 +38,6 @@ export interface ZerobusPartOptions extends ZerobusConfigInput {
   readonly catalog?: Catalog;
   /** The lane between raw and this sink. */
   readonly lane?: LaneSettings;
-}
-
-/**
- * The row of a JSON payload: the record's value parsed as UTF-8 JSON (a
- * payload that is not is quarantined as `decode`), then given to `map` when
- * one is given (its record too). What it returns is checked against the
- * schema like any row, so a value that is not an object is `contract`.
- */
-export function jsonRow(
-  map?: (value: unknown, record: SourceRecord) => object,
-): (record: SourceRecord) => object {
-  return (record) => {
-    // recordJson throws naming the offset; mapRecords quarantines that as decode.
-    const value = recordJson(record);
-    // Not narrowed: the schema check refuses a value that is not an object, as `contract`.
-    return map === undefined ? (value as object) : map(value, record);
-  };
 }
 
 /**

@@ -12,7 +12,7 @@ import {
   type SourceRecord,
 } from '@thalweg/connector-core';
 import { BatchBuilder, BatchSchema, column } from '@thalweg/stream-arrow';
-import { fakeZerobus, jsonRow, zerobus, type ZerobusPartOptions } from '../src/index.js';
+import { fakeZerobus, fromJson, zerobus, type ZerobusPartOptions } from '../src/index.js';
 import { recordingTarget } from './helpers.js';
 
 const CLUSTER = 'prod-eu';
@@ -56,7 +56,7 @@ const base = (overrides: Partial<ZerobusPartOptions> = {}): ZerobusPartOptions =
   table: TABLE,
   schema,
   transport: fakeZerobus({ ackLatencyMs: 1 }),
-  row: jsonRow(),
+  row: fromJson((v: object) => v),
   streams: 1,
   retry: { baseDelayMs: 1 },
   rebuild: { baseDelayMs: 1 },
@@ -136,12 +136,12 @@ describe('zerobus(): the derivation', () => {
     await open.sink.close();
   });
 
-  it('jsonRow: a payload that is not UTF-8 JSON is decode, a JSON value that is not an object is contract', async () => {
-    const { open } = await opened({ row: jsonRow((v) => ({ id: (v as { n: number }).n })) });
+  it('fromJson: a payload that is not UTF-8 JSON is decode, a JSON value that is not an object is contract', async () => {
+    const { open } = await opened({ row: fromJson((v: { n: number }) => ({ id: v.n })) });
     const notJson = runDerivation(open.derive, CLUSTER, batchOf(0, ['{"n":', '{"n":7}']));
     expect(notJson.quarantined.map((q) => [q.offset, q.reason])).toEqual([[0, 'decode']]);
     expect(notJson.batch?.getChild('id')?.get(0)).toBe(7n);
-    const { open: plain } = await opened({ row: jsonRow() });
+    const { open: plain } = await opened({ row: fromJson((v: object) => v) });
     const scalar = runDerivation(plain.derive, CLUSTER, batchOf(5, ['5']));
     expect(scalar.quarantined.map((q) => [q.offset, q.reason])).toEqual([[5, 'contract']]);
     await open.sink.close();
@@ -239,7 +239,7 @@ describe('zerobus(): types', () => {
         // @ts-expect-error a row is an object keyed by field name, not a number
         row: (r: SourceRecord) => r.offset,
       });
-    const noSchema = { table: TABLE, transport: fakeZerobus(), row: jsonRow() };
+    const noSchema = { table: TABLE, transport: fakeZerobus(), row: fromJson((v: object) => v) };
     // @ts-expect-error the schema is declared once, here: it cannot be left out
     const withoutSchema = () => zerobus(noSchema);
     expect(typeof wrongRow).toBe('function');

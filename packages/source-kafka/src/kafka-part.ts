@@ -8,10 +8,20 @@ import {
   type KafkaSourceSettings,
 } from './options.js';
 
-/** A consumer-group member, declared: `kafkaSource`'s options without `log`. */
-export type KafkaGroupPartOptions = Omit<KafkaGroupOptions, 'log'>;
-/** A fixed list of partitions, declared: `kafkaSource`'s options without `log`. */
-export type KafkaAssignedPartOptions = Omit<KafkaAssignedOptions, 'log'>;
+/**
+ * A consumer-group member, declared: `kafkaSource`'s options without `log`.
+ * `mode` may be left out: a `groupId` says it.
+ */
+export type KafkaGroupPartOptions = Omit<KafkaGroupOptions, 'log' | 'mode'> & {
+  readonly mode?: 'group';
+};
+/**
+ * A fixed list of partitions, declared: `kafkaSource`'s options without
+ * `log`. `mode` may be left out: `partitions` says it.
+ */
+export type KafkaAssignedPartOptions = Omit<KafkaAssignedOptions, 'log' | 'mode'> & {
+  readonly mode?: 'assigned';
+};
 export type KafkaPartOptions = KafkaGroupPartOptions | KafkaAssignedPartOptions;
 
 /**
@@ -42,7 +52,8 @@ export function kafka(
       "is not an option of kafka(): it logs through the topology's log",
     );
   }
-  const settings = parseKafkaSourceOptions(options);
+  const mode = options.mode ?? ('partitions' in options ? 'assigned' : 'group');
+  const settings = parseKafkaSourceOptions({ ...options, mode });
   return {
     role: 'source',
     open: (context) => openSource(settings, context),

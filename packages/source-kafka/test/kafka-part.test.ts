@@ -50,6 +50,30 @@ describe('kafka(): the source part', () => {
     await source.close();
   });
 
+  it('takes the mode from what is given when it is left out: a groupId is a group, partitions are assigned', async () => {
+    const { factory } = FakeConsumer.factory();
+    const group = await kafka({
+      brokers,
+      cluster: 'c',
+      topics: ['t'],
+      groupId: 'g',
+      kafka: factory,
+    }).open(context().context);
+    expect(group).toBeInstanceOf(KafkaGroupSource);
+    const assigned = await kafka({
+      brokers,
+      cluster: 'c',
+      partitions: [{ topic: 't', partition: 0 }],
+      kafka: factory,
+    }).open(context().context);
+    expect(assigned).toBeInstanceOf(KafkaAssignedSource);
+    await group.close();
+    await assigned.close();
+    // Both at once is neither: refused as the options of one mode, naming the stray key.
+    const both = { brokers, cluster: 'c', topics: ['t'], groupId: 'g', partitions: [] };
+    expect(() => kafka(both as never)).toThrow(ConfigError);
+  });
+
   it('reports an onDroppedCommit that threw through info', async () => {
     const { factory } = FakeConsumer.factory();
     const { context: ctx, info } = context();

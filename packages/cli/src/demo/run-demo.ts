@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { sinkId, type SourcePartition } from '@thalweg/connector-core';
 import { openTopology, type PipelineStats } from '@thalweg/pipeline';
 import { rawSegments } from '@thalweg/sink-files';
-import { fakeZerobus, jsonRow, zerobus } from '@thalweg/sink-zerobus';
+import { fakeZerobus, fromJson, zerobus } from '@thalweg/sink-zerobus';
 import { BatchSchema, column } from '@thalweg/stream-arrow';
 import { auditDemo, type DemoAudit } from './audit-demo.js';
 import { GeneratedSource } from './generated-source.js';
@@ -74,7 +74,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
           table: 'main.demo.events',
           schema: events,
           transport,
-          row: jsonRow(),
+          row: fromJson((row: object) => row),
           streams: 1,
           rebuild: { baseDelayMs: 400 },
           // A small lane: while the dead stream is rebuilt, the lane sheds to

@@ -113,3 +113,18 @@ export function recordJson(record: SourceRecord): unknown {
     );
   }
 }
+
+/**
+ * A `row` mapping over JSON payloads: each record's value parsed by
+ * `recordJson` (a value that is not UTF-8 JSON throws, and the part
+ * quarantines that record as `decode`), then handed to `map` with its
+ * record. `T` is what the payload is expected to be; nothing checks it
+ * beyond `map` itself and the sink's own check of what `map` returns.
+ */
+// T is the caller's statement of the payload's shape, asserted once here on purpose.
+// eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters
+export function fromJson<T, R>(
+  map: (value: T, record: SourceRecord) => R,
+): (record: SourceRecord) => R {
+  return (record) => map(recordJson(record) as T, record);
+}

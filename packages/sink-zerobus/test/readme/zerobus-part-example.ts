@@ -1,5 +1,5 @@
 import { BatchSchema, column } from '@thalweg/stream-arrow';
-import { fakeZerobus, jsonRow, zerobus } from '../../src/index.js';
+import { fakeZerobus, fromJson, zerobus } from '../../src/index.js';
 
 // The table's schema, declared once: it builds the batches and gives the stream its fields.
 export const schema = BatchSchema.define({
@@ -21,10 +21,7 @@ export const events = zerobus({
   // In production: new SdkTransportFactory({...}) from '@thalweg/sink-zerobus/databricks'.
   transport: fakeZerobus({ ackLatencyMs: 1 }),
   // A payload that is not JSON is quarantined as `decode`; a row missing `event` as `contract`.
-  row: jsonRow((value) => {
-    const p = value as Payload;
-    return { event: p.type, user: p.userId ?? null };
-  }),
+  row: fromJson((p: Payload) => ({ event: p.type, user: p.userId ?? null })),
   streams: 2,
   lane: { maxQueuedBatches: 64 },
 });
