@@ -10,7 +10,7 @@ export default defineConfig(
       '**/dist/**',
       '**/dist-test/**',
       '**/node_modules/**',
-      '.cache/**',
+      '**/.cache/**',
       'coverage/**',
       'docs/api/**',
     ],

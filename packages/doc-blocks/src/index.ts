@@ -1,0 +1,3 @@
+export * from './compile-blocks.js';
+export * from './doc-block.js';
+export * from './run-block.js';
