@@ -1,5 +1,5 @@
-// `pnpm docs`: the API reference, built by typedoc into docs/api/ (not
-// committed). Its entry points are read from each public package's
+// `pnpm run docs` (`pnpm docs` is pnpm's own command): the API reference,
+// built by typedoc into docs/api/ (not committed). Its entry points are read from each public package's
 // package.json `exports` (subpaths such as offset-store/leveldb included), so
 // a new package or subpath is documented without editing this script. It
 // reads the TypeScript sources (the `@thalweg/source` condition), so it needs
@@ -58,6 +58,8 @@ const app = await Application.bootstrapWithPlugins({
   excludePrivate: true,
   excludeInternal: true,
   treatWarningsAsErrors: true,
+  // tsc -b type-checks these sources already; typedoc only reads them.
+  skipErrorChecking: true,
   logLevel: LogLevel.Warn,
 });
 function failOnWarnings(step) {
