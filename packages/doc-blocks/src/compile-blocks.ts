@@ -50,7 +50,9 @@ export function compileBlocks(
           composite: false,
           declaration: false,
           declarationMap: false,
-          sourceMap: false,
+          // Run with --enable-source-maps, a stack names the block's own lines
+          // (run-block.ts turns them into the Markdown's).
+          sourceMap: true,
           rootDir: '.',
           outDir: 'out',
           types: ['node'],

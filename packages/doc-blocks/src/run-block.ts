@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { CompiledBlock } from './compile-blocks.js';
 
 export interface BlockRun {
@@ -25,7 +26,7 @@ export function runBlock(compiled: CompiledBlock, timeoutMs: number): Promise<Bl
   const args =
     block.mode === 'test'
       ? [vitestBin(), 'run', '--root', dirname(output), '--reporter=dot', output]
-      : [output];
+      : ['--enable-source-maps', output];
   const cwd = mkdtempSync(join(tmpdir(), 'twg-doc-block-'));
   return new Promise((resolve) => {
     execFile(
@@ -43,11 +44,28 @@ export function runBlock(compiled: CompiledBlock, timeoutMs: number): Promise<Bl
           : `exited with ${String(error.code ?? error.signal)}`;
         resolve({
           ok: false,
-          report: `${block.file}:${String(block.line)}: the block ${how}\n${stdout}${stderr}`,
+          report: `${block.file}:${String(block.line)}: the block ${how}\n${inMarkdown(compiled, stdout + stderr)}`,
         });
       },
     );
   });
+}
+
+/** `/…/.cache/docs/x-l9.ts:12:5` (or its file: URL) -> `packages/x/README.md:21:5`. */
+function inMarkdown(compiled: CompiledBlock, text: string): string {
+  const { block, source } = compiled;
+  return [pathToFileURL(source).href, source].reduce(
+    (out, path) =>
+      out.replaceAll(
+        new RegExp(`${escapeRegExp(path)}:(\\d+)`, 'g'),
+        (_, line: string) => `${block.file}:${String(block.line + Number(line))}`,
+      ),
+    text,
+  );
+}
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 function vitestBin(): string {

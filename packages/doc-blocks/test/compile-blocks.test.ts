@@ -89,6 +89,8 @@ describe('running blocks', () => {
     expect(run.ok).toBe(false);
     expect(run.report).toMatch(/^docs\/guides\/a\.md:40: the block exited with 1\n/);
     expect(run.report).toContain('the documented call fails');
+    // The stack names the Markdown line the throw is on, not the module's.
+    expect(run.report).toMatch(/at .*docs\/guides\/a\.md:41:7/);
   });
 
   it('fails a block that never exits', async () => {
