@@ -7,8 +7,9 @@ import ts from 'typescript';
  * that an interface and its schema agree on keys and types; this proves the
  * one thing a type cannot: that the default a user reads on hover is true.
  *
- * `defaults` is what the schema makes of `{}`. Keys whose type is another
- * interface are walked into. A tag's value is read as a literal: a number
+ * `defaults` is what the schema makes of an input with only the required
+ * keys (`{}` for most configs); required keys are not checked. A key whose
+ * type is another interface, with no tag of its own, is walked into. A tag's value is read as a literal: a number
  * (`67108864 (64 MiB)` reads 67108864), a quoted string, `true`/`false`, or
  * JSON in backticks (`` `{}` ``). A value in backticks that is not JSON
  * (`` `${hostname()}:${process.pid}` ``) is computed where the config is
@@ -42,6 +43,8 @@ function walk(
   problems: string[],
 ): void {
   for (const property of checker.getPropertiesOfType(type)) {
+    // A required key has no default to document.
+    if ((property.flags & ts.SymbolFlags.Optional) === 0) continue;
     const at = `${path}.${property.name}`;
     const actual = isRecord(defaults) ? defaults[property.name] : undefined;
     const declared = property.valueDeclaration ?? property.declarations?.[0];
@@ -50,9 +53,9 @@ function walk(
       checker.getTypeOfSymbolAtLocation(property, declared),
     );
     const tag = property.getJsDocTags(checker).find((t) => t.name === 'defaultValue');
-    if (isDocumentedInterface(propertyType)) {
-      if (tag !== undefined)
-        problems.push(`${at}: an object of its own: document the defaults of its keys`);
+    // A nested config is walked into; an interface-typed key with a default
+    // of its own (a seam such as a file system) is one value.
+    if (tag === undefined && isInterface(propertyType)) {
       walk(checker, propertyType, actual, at, problems);
       continue;
     }
@@ -74,8 +77,7 @@ function walk(
   }
 }
 
-/** An interface declared by the project, which the walk goes into. */
-function isDocumentedInterface(type: ts.Type): boolean {
+function isInterface(type: ts.Type): boolean {
   const symbol = type.getSymbol();
   return symbol !== undefined && (symbol.flags & ts.SymbolFlags.Interface) !== 0;
 }

@@ -7,6 +7,7 @@ import {
   expansionEstimatorConfigSchema,
   flowControlConfigSchema,
   quarantineLaneConfigSchema,
+  sinkId,
   stuckDetectorConfigSchema,
 } from '@thalweg/connector-core';
 import {
@@ -14,6 +15,7 @@ import {
   recoveryConfigSchema,
   secondaryConfigSchema,
 } from '@thalweg/pipeline';
+import { rawSegmentSinkOptionsSchema } from '@thalweg/sink-files';
 import ts from 'typescript';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { checkDocumentedDefaults } from '../src/documented-defaults.js';
@@ -21,6 +23,12 @@ import { baseConfig, repoRoot, workDir } from './work-dir.js';
 
 const core = (name: string) => join(repoRoot, 'packages/connector-core/src/flow-control', name);
 const pipeline = (name: string) => join(repoRoot, 'packages/pipeline/src', name);
+const rawRequired = {
+  id: sinkId('raw'),
+  dir: 'raw',
+  cluster: 'c',
+  confirm: { apply: async () => undefined },
+};
 
 // The documented config inputs, each with what its schema makes of `{}`.
 const documented = [
@@ -49,6 +57,11 @@ const documented = [
     core('quarantine-lane-config.ts'),
     'QuarantineLaneConfigInput',
     quarantineLaneConfigSchema.parse({}),
+  ],
+  [
+    join(repoRoot, 'packages/sink-files/src/options.ts'),
+    'RawSegmentSinkOptions',
+    rawSegmentSinkOptionsSchema.parse(rawRequired),
   ],
 ] as const;
 
@@ -94,6 +107,7 @@ describe('a documented default that is not true', () => {
         '  /** @defaultValue `${process.pid}` */ holder?: string;',
         '}',
         'export interface Outer {',
+        '  /** Required: no default. */ id: string;',
         '  /** Nested. */ recovery?: Inner;',
         '  /** @defaultValue 67108864 (64 MiB) */ bytes?: number;',
         '  /** @defaultValue `{}` */ secondaries?: Record<string, number>;',
@@ -104,6 +118,7 @@ describe('a documented default that is not true', () => {
     const check = (defaults: unknown) =>
       checkDocumentedDefaults(programOf([file]), file, 'Outer', defaults);
     const right = {
+      id: 'x',
       recovery: { scanEveryMs: 5000, role: 'both' },
       bytes: 67108864,
       secondaries: {},
