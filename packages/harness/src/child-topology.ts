@@ -163,7 +163,7 @@ export async function openChildTopology(
             },
             fields: ZEROBUS_FIELDS,
             factory: server.factory,
-            target: killableConfirm(confirm, wire, 'secondary-acked'),
+            confirm: killableConfirm(confirm, wire, 'secondary-acked'),
             log,
           });
           zerobus = opened;

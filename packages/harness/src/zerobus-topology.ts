@@ -53,8 +53,7 @@ function row(value: unknown): unknown {
 
 /** Deterministic (recovery derives the same raw batch again), ids from the raw record. */
 export function toZerobusBatch(batch: SourceBatch): Derived<RecordBatch> {
-  const { batch: rows, refused } = jsonRecordsToBatch(builder, CLUSTER, batch, row);
-  return { batch: rows, quarantined: refused };
+  return jsonRecordsToBatch(builder, CLUSTER, batch, row);
 }
 
 export function zerobusDir(dir: string): string {
@@ -77,8 +76,10 @@ export function harnessZerobusFactory(
     const nth = poisonWaits[openIndex];
     return nth === undefined ? [] : [{ op: 'wait', nth, failure: 'poison-stream' }];
   };
-  const inner = new FakeTransportFactory({ ackLatencyMs: ZEROBUS_ACK_LATENCY_MS }, faults, {
-    persistDir: zerobusDir(dir),
+  const inner = new FakeTransportFactory({
+    ackLatencyMs: ZEROBUS_ACK_LATENCY_MS,
+    faults,
+    server: { persistDir: zerobusDir(dir) },
   });
   const seen = new WeakSet<object>();
   const count = (error: unknown): never => {

@@ -65,13 +65,10 @@ async function run(secondaryMode: 'none' | 'healthy' | 'stalled'): Promise<numbe
                       { name: '_twg_record_id', type: 'utf8', nullable: false },
                     ],
                     factory,
-                    target,
+                    confirm: target,
                     log: quiet,
                   }),
-                derive: (batch) => {
-                  const out = jsonRecordsToBatch(builder, 'bench', batch);
-                  return { batch: out.batch, quarantined: out.refused };
-                },
+                derive: (batch) => jsonRecordsToBatch(builder, 'bench', batch),
               }),
             ],
     });

@@ -15,3 +15,6 @@ export type { ReplayTarget, QuarantineMode, ReplayOutcome } from './recovery/rep
 export type { RecoveryStats } from './recovery/recovery-runner.js';
 export type { RecoveryBacklog } from './recovery/backlog-meter.js';
 export * from './recovery/coverage-report.js';
+export * from './declare/index.js';
+// What a declared topology's row mappings use, so a job imports the pipeline and its parts only.
+export { recordJson, RecordRefused } from '@thalweg/connector-core';

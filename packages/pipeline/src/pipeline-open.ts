@@ -70,8 +70,15 @@ export async function openPipeline(spec: PipelineSpec): Promise<OpenedPipeline> 
   const log = (line: string): void => {
     userLog(`thalweg pipeline: ${line}`);
   };
+  const userDebug = spec.debug;
+  const debug =
+    userDebug === undefined
+      ? () => undefined
+      : (line: string): void => {
+          userDebug(`thalweg pipeline: ${line}`);
+        };
   try {
-    return await openParts(spec, log, userLog);
+    return await openParts(spec, log, userLog, debug);
   } catch (error) {
     const released = await Promise.allSettled([
       spec.source.close(),
@@ -89,6 +96,7 @@ async function openParts(
   spec: PipelineSpec,
   log: (line: string) => void,
   userLog: (line: string) => void,
+  debug: (line: string) => void,
 ): Promise<OpenedPipeline> {
   const config = parsePipelineConfig(spec.config ?? {});
   const clock = spec.clock ?? monotonicClock;
@@ -175,7 +183,7 @@ async function openParts(
     });
     const holes = new RawHoleGuard(raw.descriptor, raw, coverage);
     if (config.recovery.role !== 'recovery') {
-      await positionSource(source, sourceName, coverage, gating, holes, log);
+      await positionSource(source, sourceName, coverage, gating, holes, debug);
     }
     source.onAssignment?.((event) => {
       handleAssignment(event, gating, holes, governor.throttle, source, log);
@@ -242,7 +250,7 @@ async function positionSource(
   coverage: CoverageStore,
   gating: GatingState,
   holes: RawHoleGuard,
-  log: (line: string) => void,
+  debug: (line: string) => void,
 ): Promise<void> {
   if (source.regime !== 'store-managed') return;
   for (const p of source.partitions()) {
@@ -256,6 +264,6 @@ async function positionSource(
     source.seek(p, cursor);
     gating.tracker.resumeAt(p, cursor.nextOffset);
     gating.committer.resumeAt(p, cursor.nextOffset);
-    log(`${p.topic}/${p.partition} resumes at ${cursor.nextOffset} (${cursor.kind} cursor)`);
+    debug(`${p.topic}/${p.partition} resumes at ${cursor.nextOffset} (${cursor.kind} cursor)`);
   }
 }

@@ -108,7 +108,10 @@ export interface PipelineSpec {
    * secondary declares checks (`checked()`); the pipeline owns and closes it.
    */
   readonly dqAudit?: DqAuditStore;
+  /** What an operator should see. Default console.info. */
   readonly log?: (line: string) => void;
+  /** What explains a run afterwards (where each partition resumed). Default: silent. */
+  readonly debug?: (line: string) => void;
   readonly clock?: Clock;
   /**
    * Where the pipeline's periodic work runs: the flow-control cycle, the

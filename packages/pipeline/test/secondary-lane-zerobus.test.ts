@@ -58,7 +58,7 @@ describe('SecondaryLane over a Zerobus sink', () => {
       config: { table: TABLE, streams: 1 },
       catalog,
       factory,
-      target: lane.target,
+      confirm: lane.target,
       log: () => undefined,
     });
     lane.start(sink, secondaryConfigSchema.parse({}));

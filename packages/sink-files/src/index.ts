@@ -12,3 +12,4 @@ export { MANIFEST_FILE } from './raw-manifest.js';
 export { LOCK_FILE } from './dir-lock.js';
 export type { SegmentLayout, BatchLayout } from './segment-layout.js';
 export { CHECKSUM_ALGORITHM } from './checksum.js';
+export * from './raw-segments-part.js';

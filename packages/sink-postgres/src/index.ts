@@ -15,3 +15,4 @@ export type {
 } from './sink-options.js';
 export type { PostgresSinkStats } from './sink-stats.js';
 export * from './postgres-sink.js';
+export { postgres, type PostgresPartOptions, type RowMapping } from './postgres-part.js';

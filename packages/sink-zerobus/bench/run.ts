@@ -67,7 +67,7 @@ async function pipelined(batches: number): Promise<{ mbs: number; coalesceP50: n
     config: { table: SPEC.table, streams: 1, channelCapacity: 1024 },
     fields: SPEC.fields,
     factory,
-    target: { apply: async () => undefined },
+    confirm: { apply: async () => undefined },
     encode: () => ipc,
     log: () => undefined,
   });

@@ -55,7 +55,7 @@ async function pipelined(
     config: { table: spec.table, streams: STREAMS, channelCapacity: 1024 },
     fields: spec.fields,
     factory: factoryFor(peer),
-    target: { apply: async () => undefined },
+    confirm: { apply: async () => undefined },
     encode: () => ipc,
     log: () => undefined,
   });

@@ -48,7 +48,41 @@ export const zerobusConfigSchema = z
   })
   .strict();
 
-export type ZerobusConfigInput = z.input<typeof zerobusConfigSchema>;
+/** A backoff: delays doubling from `baseDelayMs` up to `maxDelayMs`, at most `maxAttempts` tries. */
+export interface ZerobusBackoffInput {
+  /** The first delay, in ms. */
+  readonly baseDelayMs?: number | undefined;
+  /** The longest delay, in ms (at most 2^31 - 1). */
+  readonly maxDelayMs?: number | undefined;
+  /** Tries before the failure is given up on (at least 1). */
+  readonly maxAttempts?: number | undefined;
+}
+
+/**
+ * A Zerobus sink's configuration as written (the input of
+ * `zerobusConfigSchema`, spelled out so each key keeps its meaning and
+ * default in the `.d.ts`; test/config.test.ts checks it is the schema's input
+ * type exactly). Untyped input is validated all the same.
+ */
+export interface ZerobusConfigInput {
+  /** Unity Catalog table `catalog.schema.table`. */
+  readonly table: string;
+  /** Streams in the pool (1 to 64); when absent, sized from `targetBytesPerSec`. */
+  readonly streams?: number | undefined;
+  /** The bandwidth the pool should reach, in bytes per second. Default 32 MiB/s. */
+  readonly targetBytesPerSec?: number | undefined;
+  /** What one stream sustains, in bytes per second (measure it for your workspace). Default 16 MiB/s. */
+  readonly perStreamBytesPerSec?: number | undefined;
+  /** The largest pool a bandwidth target may size (1 to 64). Default 16. */
+  readonly maxStreams?: number | undefined;
+  /** Confirmations queued per stream before submit waits (the backpressure). Default 256. */
+  readonly channelCapacity?: number | undefined;
+  /** Transient failures, retried in place on the same stream. Default 50 ms to 5 s, 10 tries. */
+  readonly retry?: ZerobusBackoffInput | undefined;
+  /** Poisoned streams, replaced and replayed at most this many times in a row. Default 200 ms to 10 s, 5 tries. */
+  readonly rebuild?: ZerobusBackoffInput | undefined;
+}
+
 export type ZerobusConfig = z.output<typeof zerobusConfigSchema>;
 
 export function parseZerobusConfig(input: unknown, path = 'zerobus'): ZerobusConfig {

@@ -283,21 +283,29 @@ export class FakeZerobusTransport implements ZerobusTransport {
   }
 }
 
-/**
- * Opens FakeZerobusTransports that share one FakeZerobusServer. `faults`
- * chooses the failures of each stream by the order it was opened (0, 1, …),
- * so a rebuilt stream can be healthy while its predecessor was poisoned.
- */
+/** How a FakeTransportFactory's streams behave, and the server they share. */
+export interface FakeTransportFactoryOptions extends Omit<FakeTransportOptions, 'faults'> {
+  /**
+   * The failures of each stream, by the order it was opened (0, 1, …), so a
+   * rebuilt stream can be healthy while its predecessor was poisoned.
+   * Default: none.
+   */
+  readonly faults?: (openIndex: number) => readonly Fault[];
+  /** The shared server: e.g. `{ persistDir }` for acknowledgements that survive a process kill. */
+  readonly server?: FakeServerOptions;
+}
+
+/** Opens FakeZerobusTransports that share one FakeZerobusServer. */
 export class FakeTransportFactory implements TransportFactory {
   readonly server: FakeZerobusServer;
   readonly opened: FakeZerobusTransport[] = [];
+  private readonly options: Omit<FakeTransportOptions, 'faults'>;
+  private readonly faults: (openIndex: number) => readonly Fault[];
 
-  /** `server`: e.g. `{ persistDir }` for a server whose acknowledgements survive a process kill. */
-  constructor(
-    private readonly options: Omit<FakeTransportOptions, 'faults'> = {},
-    private readonly faults: (openIndex: number) => readonly Fault[] = () => [],
-    server: FakeServerOptions = {},
-  ) {
+  constructor(options: FakeTransportFactoryOptions = {}) {
+    const { faults = () => [], server = {}, ...stream } = options;
+    this.options = stream;
+    this.faults = faults;
     this.server = new FakeZerobusServer(server);
   }
 
@@ -310,4 +318,9 @@ export class FakeTransportFactory implements TransportFactory {
     this.opened.push(transport);
     return transport;
   }
+}
+
+/** A FakeTransportFactory: `fakeZerobus({ ackLatencyMs: 1 })` reads as the transport it stands for. */
+export function fakeZerobus(options: FakeTransportFactoryOptions = {}): FakeTransportFactory {
+  return new FakeTransportFactory(options);
 }

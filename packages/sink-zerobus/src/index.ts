@@ -14,3 +14,6 @@ export * from './catalog/catalog.js';
 export * from './catalog/fake-catalog.js';
 export * from './catalog/precondition.js';
 export * from './catalog/sql-catalog.js';
+export * from './schema-fields.js';
+export * from './zerobus-stats.js';
+export * from './zerobus-part.js';

@@ -7,32 +7,50 @@ import type {
   SinkDescriptor,
   SinkId,
 } from '@thalweg/connector-core';
-import { encodeIpcStream, type BatchSink, type StreamProgress } from '@thalweg/stream-arrow';
-import { describeConfig, parseZerobusConfig, poolSize, type ZerobusConfig } from './config.js';
+import {
+  encodeIpcStream,
+  type BatchSchema,
+  type BatchSink,
+  type StreamProgress,
+} from '@thalweg/stream-arrow';
+import {
+  describeConfig,
+  parseZerobusConfig,
+  poolSize,
+  type ZerobusConfig,
+  type ZerobusConfigInput,
+} from './config.js';
 import { ZerobusSinkError } from './errors.js';
 import type { StreamMetrics } from './stream-metrics.js';
 import type { StreamField, StreamSpec, TransportFactory } from './transport.js';
 import type { Catalog, TableColumn } from './catalog/catalog.js';
 import { reconcileBatch } from './reconcile-apply.js';
+import { streamFieldsOf } from './schema-fields.js';
+import { zerobusSinkStats, type ZerobusSinkStats } from './zerobus-stats.js';
 import { ZerobusStream } from './zerobus-stream.js';
 
 export interface ZerobusSinkDeps<L extends Lane> {
   readonly id: SinkId;
-  readonly config: unknown;
+  /** Validated at construction (untyped input too): an unknown key or a bad value is refused naming it. */
+  readonly config: ZerobusConfigInput;
   /**
    * The stream schema. With `catalog` instead, it is read from the live
    * table at the first submit, and every batch is reconciled with the
    * table's columns before it is sent (emit-time reconciliation).
    */
   readonly fields?: readonly StreamField[];
+  /** The batches' schema, from which the stream fields are derived (`streamFieldsOf`); instead of `fields`. */
+  readonly schema?: BatchSchema;
   readonly catalog?: Catalog;
   readonly factory: TransportFactory;
   /** Where durable confirmations go: coverage for a secondary, the source position for raw. */
-  readonly target: ConfirmTarget<L>;
+  readonly confirm: ConfirmTarget<L>;
   /** Arrow IPC stream bytes of exactly one batch; defaults to stream-arrow's encoder. */
   readonly encode?: (batch: RecordBatch) => Uint8Array;
-  /** Start-up log (every knob) and confirmation-target failures. */
+  /** Operator events: confirmation-target failures and stream rebuilds. Default console.info. */
   readonly log?: (line: string) => void;
+  /** The effective settings, one line per knob, at construction. Default `log`. */
+  readonly debug?: (line: string) => void;
 }
 
 /**
@@ -63,7 +81,9 @@ export class ZerobusSink<L extends Lane> implements BatchSink<L> {
   constructor(deps: ZerobusSinkDeps<L>) {
     this.config = parseZerobusConfig(deps.config);
     const log = deps.log ?? ((line: string) => console.info(line));
-    for (const line of describeConfig(this.config)) log(`thalweg sink-zerobus ${deps.id}: ${line}`);
+    const debug = deps.debug ?? log;
+    for (const line of describeConfig(this.config))
+      debug(`thalweg sink-zerobus ${deps.id}: ${line}`);
     this.descriptor = {
       id: deps.id,
       kind: 'zerobus',
@@ -71,13 +91,20 @@ export class ZerobusSink<L extends Lane> implements BatchSink<L> {
       recovery: { kind: 'write-only' },
     };
     this.encode = deps.encode ?? encodeIpcStream;
-    if (deps.fields === undefined && deps.catalog === undefined) {
+    if (deps.fields !== undefined && deps.schema !== undefined) {
       throw new ZerobusSinkError(
         'fatal-config',
-        `sink "${deps.id}": give either fields or a catalog to read them from`,
+        `sink "${deps.id}": both fields and schema are given; give one (the fields are derived from the schema)`,
       );
     }
-    this.fields = deps.fields ?? null;
+    const fields = deps.schema === undefined ? deps.fields : streamFieldsOf(deps.schema);
+    if (fields === undefined && deps.catalog === undefined) {
+      throw new ZerobusSinkError(
+        'fatal-config',
+        `sink "${deps.id}": give fields, a schema, or a catalog to read the fields from`,
+      );
+    }
+    this.fields = fields ?? null;
     this.catalog = deps.catalog;
     const spec = (): StreamSpec => ({ table: this.config.table, fields: this.fields ?? [] });
     this.streams = Array.from(
@@ -88,13 +115,17 @@ export class ZerobusSink<L extends Lane> implements BatchSink<L> {
           name: `${deps.id}-${i}`,
           spec,
           factory: deps.factory,
-          target: deps.target,
+          target: deps.confirm,
           channelCapacity: this.config.channelCapacity,
           retry: this.config.retry,
           rebuild: this.config.rebuild,
           onConfirmFailure: (e) =>
             log(
               `thalweg sink-zerobus ${deps.id}: confirmation target failed (coverage lags): ${String(e)}`,
+            ),
+          onRebuild: (attempt, cause) =>
+            log(
+              `thalweg sink-zerobus ${deps.id}: stream ${deps.id}-${i} died, rebuilding it (attempt ${attempt} in a row) to replay what it had not confirmed: ${String(cause)}`,
             ),
         }),
     );
@@ -150,6 +181,11 @@ export class ZerobusSink<L extends Lane> implements BatchSink<L> {
 
   metrics(): StreamMetrics[] {
     return this.streams.map((s) => s.metrics);
+  }
+
+  /** The pool's totals and each stream's own, as plain data (from `metrics()`). */
+  stats(): ZerobusSinkStats {
+    return zerobusSinkStats(this.config.table, this.metrics());
   }
 
   private refuseIfClosed(): void {

@@ -28,6 +28,8 @@ export interface StreamOptions<L extends Lane> {
   readonly retry: RetryPolicy;
   readonly rebuild: RetryPolicy;
   readonly onConfirmFailure: (error: unknown) => void;
+  /** A poisoned stream is being replaced: the attempt in a row (1, 2, …) and what killed it. */
+  readonly onRebuild?: (attempt: number, cause: ZerobusSinkError | null) => void;
 }
 
 interface Incarnation<L extends Lane> {
@@ -177,6 +179,10 @@ export class ZerobusStream<L extends Lane> {
     }
     inc.watermarks.submitted(offset);
     const entry: PendingConfirm<L> = { ...pending, position: offset };
+    if (!this.unconfirmed.has(entry.seq)) {
+      this.metrics.submittedBatches.inc();
+      this.metrics.submittedRecords.inc(entry.records);
+    }
     this.unconfirmed.set(entry.seq, entry);
     try {
       await inc.lane.submit(entry);
@@ -218,6 +224,7 @@ export class ZerobusStream<L extends Lane> {
         }
         this.rebuildsInARow += 1;
         this.metrics.rebuilds.inc();
+        this.options.onRebuild?.(this.rebuildsInARow, dead.failure);
         await sleep(backoffDelay(this.options.rebuild, this.rebuildsInARow));
         await dead.transport.close().catch(() => undefined);
       }
@@ -277,7 +284,11 @@ export class ZerobusStream<L extends Lane> {
       metrics: this.metrics,
       onSettled: (p) => {
         watermarks.delivered(p.position);
-        this.unconfirmed.delete(p.seq);
+        // Once per batch: an old lane confirming a batch also replayed is not counted twice.
+        if (this.unconfirmed.delete(p.seq)) {
+          this.metrics.deliveredBatches.inc();
+          this.metrics.deliveredRecords.inc(p.records);
+        }
         this.rebuildsInARow = 0;
         this.wakeFlushes();
       },

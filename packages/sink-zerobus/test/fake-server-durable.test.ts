@@ -52,7 +52,7 @@ afterAll(async () => {
 });
 describeTransportContract(
   'fake, durable',
-  () => new FakeTransportFactory({ ackLatencyMs: 2 }, () => [], { persistDir: contractDir }),
+  () => new FakeTransportFactory({ ackLatencyMs: 2, server: { persistDir: contractDir } }),
 );
 
 describe('a durable FakeZerobusServer', () => {
@@ -141,14 +141,14 @@ describe('a durable FakeZerobusServer', () => {
   });
 
   it('reads back every acknowledged batch of every server instance, in order', async () => {
-    const first = new FakeTransportFactory({ ackLatencyMs: 0 }, () => [], { persistDir: dir });
+    const first = new FakeTransportFactory({ ackLatencyMs: 0, server: { persistDir: dir } });
     const a = await first.open(SPEC);
     // Batches of 1, 2, 3 and 4 rows: four different payloads.
     for (const rows of [1, 2, 3]) await a.waitForOffset(await a.submit(ipcOf(rows)));
     await a.close();
     await first.server.close();
     await new Promise((r) => setTimeout(r, 5));
-    const second = new FakeTransportFactory({ ackLatencyMs: 0 }, () => [], { persistDir: dir });
+    const second = new FakeTransportFactory({ ackLatencyMs: 0, server: { persistDir: dir } });
     const b = await second.open(SPEC);
     await b.waitForOffset(await b.submit(ipcOf(4)));
     await b.close();

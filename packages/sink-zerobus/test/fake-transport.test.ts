@@ -44,9 +44,10 @@ describe('FakeZerobusTransport', () => {
   });
 
   it('keeps acknowledged batches on the shared server and reports unacknowledged ones at death', async () => {
-    const f = new FakeTransportFactory({ ackLatencyMs: 'manual' }, () => [
-      { op: 'wait', nth: 1, failure: 'poison-stream' },
-    ]);
+    const f = new FakeTransportFactory({
+      ackLatencyMs: 'manual',
+      faults: () => [{ op: 'wait', nth: 1, failure: 'poison-stream' }],
+    });
     await f.open(SPEC);
     const t = f.opened[0]!;
     await t.submit(ipcOf(1));

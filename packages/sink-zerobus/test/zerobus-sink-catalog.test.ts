@@ -20,7 +20,7 @@ async function sinkWithTable(
     config: { table: TABLE, streams: 1 },
     catalog,
     factory,
-    target: recordingTarget(),
+    confirm: recordingTarget(),
     log: quiet,
   });
   return { sink, factory, catalog };

@@ -28,7 +28,7 @@ function sinkOver(factory: FakeTransportFactory, config: Record<string, unknown>
     },
     fields: FIELDS,
     factory,
-    target,
+    confirm: target,
     log: quiet,
   });
   const applied = () => target.applied.map((a) => a.receipt.span.start / 10);
@@ -60,7 +60,7 @@ const poisonOnWait = (nth: number) => (i: number) =>
 
 describe('ZerobusStream recovery is single-flight and ordered', () => {
   it('two flushes racing after a poison open ONE replacement, replay once, leak nothing', async () => {
-    const factory = new FakeTransportFactory({ ackLatencyMs: 'manual' }, poisonOnWait(2));
+    const factory = new FakeTransportFactory({ ackLatencyMs: 'manual', faults: poisonOnWait(2) });
     const { sink, applied } = sinkOver(factory);
     await sink.submit(batchOf(1), spanAt(0), cover(0));
     await sink.submit(batchOf(1), spanAt(1), cover(1));
@@ -80,7 +80,7 @@ describe('ZerobusStream recovery is single-flight and ordered', () => {
   });
 
   it('a submit arriving during the replay lands after the replayed batches', async () => {
-    const factory = new FakeTransportFactory({ ackLatencyMs: 'manual' }, poisonOnWait(2));
+    const factory = new FakeTransportFactory({ ackLatencyMs: 'manual', faults: poisonOnWait(2) });
     const { sink, applied } = sinkOver(factory);
     for (let i = 0; i < 3; i++) await sink.submit(batchOf(1), spanAt(i), cover(i));
     factory.opened[0]!.acknowledgeUpTo(0);
@@ -114,7 +114,7 @@ describe('ZerobusStream recovery is single-flight and ordered', () => {
         return t;
       }
     }
-    const factory = new GatedFactory({ ackLatencyMs: 'manual' }, poisonOnWait(2));
+    const factory = new GatedFactory({ ackLatencyMs: 'manual', faults: poisonOnWait(2) });
     const { sink, applied } = sinkOver(factory);
     for (let i = 0; i < 3; i++) await sink.submit(batchOf(1), spanAt(i), cover(i));
     factory.opened[0]!.acknowledgeUpTo(0);
@@ -141,13 +141,15 @@ describe('ZerobusStream failure classes', () => {
     '%s during a replay strands nothing: the replay moves on to a fresh stream',
     async (_, failure, retries) => {
       // Stream 0 dies owing batches 1 and 2; its replacement refuses the second replayed batch once.
-      const factory = new FakeTransportFactory({ ackLatencyMs: 'manual' }, (i): Fault[] =>
-        i === 0
-          ? [{ op: 'wait', nth: 2, failure: 'poison-stream' }]
-          : i === 1
-            ? [{ op: 'submit', nth: 2, failure }]
-            : [],
-      );
+      const factory = new FakeTransportFactory({
+        ackLatencyMs: 'manual',
+        faults: (i): Fault[] =>
+          i === 0
+            ? [{ op: 'wait', nth: 2, failure: 'poison-stream' }]
+            : i === 1
+              ? [{ op: 'submit', nth: 2, failure }]
+              : [],
+      });
       const { sink, applied } = sinkOver(factory, {
         retry: { baseDelayMs: 1, maxAttempts: retries },
       });
@@ -161,9 +163,10 @@ describe('ZerobusStream failure classes', () => {
   );
 
   it('a fatal-config failure on the ack lane fails loud and stays failed (no rebuild)', async () => {
-    const factory = new FakeTransportFactory({ ackLatencyMs: 'manual' }, () => [
-      { op: 'wait', nth: 1, failure: 'fatal-config' },
-    ]);
+    const factory = new FakeTransportFactory({
+      ackLatencyMs: 'manual',
+      faults: () => [{ op: 'wait', nth: 1, failure: 'fatal-config' }],
+    });
     const { sink, applied } = sinkOver(factory);
     await sink.submit(batchOf(1), spanAt(0), cover(0));
     await expect(drive(factory, sink.flush())).rejects.toMatchObject({
@@ -180,14 +183,16 @@ describe('ZerobusStream failure classes', () => {
   it('a submit waiting for room when the lane dies (any class) is accepted and replayed, not rejected', async () => {
     // The lane's wait for batch 0 fails transiently twice (retries exhausted)
     // while batch 1 fills the channel and batch 2 waits for room.
-    const factory = new FakeTransportFactory({ ackLatencyMs: 1 }, (i): Fault[] =>
-      i === 0
-        ? [
-            { op: 'wait', nth: 1, failure: 'transient' },
-            { op: 'wait', nth: 2, failure: 'transient' },
-          ]
-        : [],
-    );
+    const factory = new FakeTransportFactory({
+      ackLatencyMs: 1,
+      faults: (i): Fault[] =>
+        i === 0
+          ? [
+              { op: 'wait', nth: 1, failure: 'transient' },
+              { op: 'wait', nth: 2, failure: 'transient' },
+            ]
+          : [],
+    });
     const { sink, applied } = sinkOver(factory, {
       channelCapacity: 1,
       retry: { baseDelayMs: 1, maxAttempts: 2 },
@@ -209,7 +214,7 @@ describe('ZerobusStream failure classes', () => {
         return super.open(spec);
       }
     }
-    const factory = new FlakyOpen({ ackLatencyMs: 'manual' }, poisonOnWait(1));
+    const factory = new FlakyOpen({ ackLatencyMs: 'manual', faults: poisonOnWait(1) });
     const { sink, applied } = sinkOver(factory, { rebuild: { baseDelayMs: 1, maxAttempts: 2 } });
     await sink.submit(batchOf(1), spanAt(0), cover(0));
     await until(() => factory.opened[0]!.isDead);
@@ -246,9 +251,10 @@ describe('ZerobusSink flush and close contracts', () => {
     await Promise.all([first, second]);
     expect(applied()).toEqual([0]);
 
-    const failing = new FakeTransportFactory({ ackLatencyMs: 'manual' }, () => [
-      { op: 'wait', nth: 1, failure: 'fatal-config' },
-    ]);
+    const failing = new FakeTransportFactory({
+      ackLatencyMs: 'manual',
+      faults: () => [{ op: 'wait', nth: 1, failure: 'fatal-config' }],
+    });
     const other = sinkOver(failing).sink;
     await other.submit(batchOf(1), spanAt(0), cover(0));
     await expect(other.close()).rejects.toMatchObject({ code: 'TWG_ZEROBUS_FATAL_CONFIG' });
@@ -273,7 +279,7 @@ describe('ZerobusSink flush and close contracts', () => {
       config: { table: TABLE, streams: 1 },
       catalog: gated,
       factory,
-      target: recordingTarget(),
+      confirm: recordingTarget(),
       log: quiet,
     });
     // Observed at once: the submit may be refused while close() is still running.

@@ -6,8 +6,10 @@ import {
   sinkId,
   type Confirm,
 } from '@thalweg/connector-core';
+import { BatchSchema, column } from '@thalweg/stream-arrow';
 import { FakeTransportFactory, type Fault } from '../src/fake-transport.js';
 import { ZerobusSink } from '../src/zerobus-sink.js';
+import type { ZerobusConfigInput } from '../src/config.js';
 import { batchOf, quiet, recordingTarget, settled, spanAt } from './helpers.js';
 
 const FIELDS = [{ name: 'n', type: 'int32', nullable: false }] as const;
@@ -29,7 +31,7 @@ function secondary(
     },
     fields: FIELDS,
     factory,
-    target,
+    confirm: target,
     log: quiet,
   });
   return { sink, target };
@@ -88,9 +90,10 @@ describe('ZerobusSink ack lane', () => {
   });
 
   it('retries a transient wait failure on the same stream, never opening another', async () => {
-    const factory = new FakeTransportFactory({ ackLatencyMs: 1 }, () => [
-      { op: 'wait', nth: 1, failure: 'transient' },
-    ]);
+    const factory = new FakeTransportFactory({
+      ackLatencyMs: 1,
+      faults: () => [{ op: 'wait', nth: 1, failure: 'transient' }],
+    });
     const { sink, target } = secondary(factory);
     for (let i = 0; i < 5; i++) await sink.submit(batchOf(1), spanAt(i), cover(i));
     await sink.flush();
@@ -103,10 +106,13 @@ describe('ZerobusSink ack lane', () => {
   it('refuses one batch whose submit retries ran out with scope batch, and takes the next on the same stream', async () => {
     // The transport refuses the 1st and 2nd submit transiently: with two
     // attempts, batch 0 is given up on; batch 1 is its 3rd submit.
-    const factory = new FakeTransportFactory({ ackLatencyMs: 1 }, () => [
-      { op: 'submit', nth: 1, failure: 'transient' },
-      { op: 'submit', nth: 2, failure: 'transient' },
-    ]);
+    const factory = new FakeTransportFactory({
+      ackLatencyMs: 1,
+      faults: () => [
+        { op: 'submit', nth: 1, failure: 'transient' },
+        { op: 'submit', nth: 2, failure: 'transient' },
+      ],
+    });
     const { sink, target } = secondary(factory, { retry: { baseDelayMs: 1, maxAttempts: 2 } });
     const refused: unknown = await sink.submit(batchOf(1), spanAt(0), cover(0)).then(
       () => null,
@@ -125,9 +131,10 @@ describe('ZerobusSink ack lane', () => {
   });
 
   it('refuses a poison batch with scope batch: the stream stays and the next batch lands', async () => {
-    const factory = new FakeTransportFactory({ ackLatencyMs: 1 }, () => [
-      { op: 'submit', nth: 1, failure: 'poison-batch' },
-    ]);
+    const factory = new FakeTransportFactory({
+      ackLatencyMs: 1,
+      faults: () => [{ op: 'submit', nth: 1, failure: 'poison-batch' }],
+    });
     const { sink, target } = secondary(factory);
     const refused = sink.submit(batchOf(1), spanAt(0), cover(0));
     await expect(refused).rejects.toMatchObject({ failure: 'poison-batch', scope: 'batch' });
@@ -141,13 +148,17 @@ describe('ZerobusSink ack lane', () => {
   it('rebuilds a poisoned stream and replays what it had not confirmed, confirming each batch once', async () => {
     const faults = (i: number): Fault[] =>
       i === 0 ? [{ op: 'wait', nth: 2, failure: 'poison-stream' }] : [];
-    const factory = new FakeTransportFactory({ ackLatencyMs: 5 }, faults);
+    const factory = new FakeTransportFactory({ ackLatencyMs: 5, faults });
     const { sink, target } = secondary(factory);
     for (let i = 0; i < 30; i++) await sink.submit(batchOf(1), spanAt(i), cover(i));
     await sink.flush();
     const m = sink.metrics()[0]!;
     expect(m.poisoned.value).toBe(1);
     expect(m.rebuilds.value).toBe(1);
+    // Counted once each, the replayed batches included.
+    expect(m.submittedBatches.value).toBe(30);
+    expect(m.deliveredBatches.value).toBe(30);
+    expect(m.deliveredRecords.value).toBe(30);
     expect(factory.opened).toHaveLength(2);
     const starts = target.applied.map((a) => a.receipt.span.start);
     expect(new Set(starts).size).toBe(30);
@@ -158,9 +169,10 @@ describe('ZerobusSink ack lane', () => {
   });
 
   it('fails loud after the rebuild budget when every stream is poisoned', async () => {
-    const factory = new FakeTransportFactory({ ackLatencyMs: 1 }, () => [
-      { op: 'wait', nth: 1, failure: 'poison-stream' },
-    ]);
+    const factory = new FakeTransportFactory({
+      ackLatencyMs: 1,
+      faults: () => [{ op: 'wait', nth: 1, failure: 'poison-stream' }],
+    });
     const { sink, target } = secondary(factory, { rebuild: { baseDelayMs: 1, maxAttempts: 3 } });
     await sink.submit(batchOf(1), spanAt(0), cover(0));
     await expect(sink.flush()).rejects.toMatchObject({ code: 'TWG_ZEROBUS_FATAL_CONFIG' });
@@ -173,9 +185,10 @@ describe('ZerobusSink ack lane', () => {
   });
 
   it('rejects a poison batch to its caller and keeps the stream', async () => {
-    const factory = new FakeTransportFactory({ ackLatencyMs: 1 }, () => [
-      { op: 'submit', nth: 2, failure: 'poison-batch' },
-    ]);
+    const factory = new FakeTransportFactory({
+      ackLatencyMs: 1,
+      faults: () => [{ op: 'submit', nth: 2, failure: 'poison-batch' }],
+    });
     const { sink, target } = secondary(factory);
     await sink.submit(batchOf(1), spanAt(0), cover(0));
     await expect(sink.submit(batchOf(1), spanAt(1), cover(1))).rejects.toMatchObject({
@@ -189,9 +202,10 @@ describe('ZerobusSink ack lane', () => {
   });
 
   it('fails loud on a fatal-config failure without rebuilding', async () => {
-    const factory = new FakeTransportFactory({ ackLatencyMs: 1 }, () => [
-      { op: 'submit', nth: 1, failure: 'fatal-config' },
-    ]);
+    const factory = new FakeTransportFactory({
+      ackLatencyMs: 1,
+      faults: () => [{ op: 'submit', nth: 1, failure: 'fatal-config' }],
+    });
     const { sink } = secondary(factory);
     await expect(sink.submit(batchOf(1), spanAt(0), cover(0))).rejects.toMatchObject({
       code: 'TWG_ZEROBUS_FATAL_CONFIG',
@@ -254,7 +268,7 @@ describe('ZerobusSink configuration and types', () => {
       config: { table: 'main.thalweg.events' },
       fields: FIELDS,
       factory: new FakeTransportFactory(),
-      target: recordingTarget(),
+      confirm: recordingTarget(),
       log: (l) => lines.push(l),
     });
     for (const knob of [
@@ -268,14 +282,39 @@ describe('ZerobusSink configuration and types', () => {
     }
   });
 
+  it('derives the stream fields from a batch schema, and refuses fields and schema both given', async () => {
+    const schema = BatchSchema.define({
+      fields: [{ name: 'n', type: column.int32, nullable: false }],
+    });
+    const factory = new FakeTransportFactory({ ackLatencyMs: 1 });
+    const make = (both: boolean) =>
+      new ZerobusSink<'secondary'>({
+        id: ID,
+        config: { table: 'main.thalweg.events', streams: 1 },
+        schema,
+        ...(both ? { fields: FIELDS } : {}),
+        factory,
+        confirm: recordingTarget(),
+        log: quiet,
+      });
+    expect(() => make(true)).toThrow(/sink "zerobus": both fields and schema are given; give one/);
+    const sink = make(false);
+    await sink.submit(batchOf(2), spanAt(0), cover(0));
+    await sink.flush();
+    expect(factory.opened[0]?.spec.fields).toEqual([{ name: 'n', type: 'int32', nullable: false }]);
+    expect(factory.server.batches).toHaveLength(1);
+    await sink.close();
+  });
+
   it('refuses a per-batch wait knob and bad values, naming the field', () => {
     const make = (config: unknown) => () =>
       new ZerobusSink<'secondary'>({
         id: ID,
-        config,
+        // Untyped, as read from a file: validated all the same.
+        config: config as ZerobusConfigInput,
         fields: FIELDS,
         factory: new FakeTransportFactory(),
-        target: recordingTarget(),
+        confirm: recordingTarget(),
         log: quiet,
       });
     expect(make({ table: 'main.thalweg.events', waitPerBatch: true })).toThrow(

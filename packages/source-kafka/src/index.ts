@@ -20,3 +20,9 @@ export {
 } from './options.js';
 export type * from './consumer-port.js';
 export { kafkajsConsumer } from './kafkajs-consumer.js';
+export {
+  kafka,
+  type KafkaAssignedPartOptions,
+  type KafkaGroupPartOptions,
+  type KafkaPartOptions,
+} from './kafka-part.js';

@@ -52,8 +52,8 @@ export class KafkaAssignedSource implements StoreManagedSource {
       settings.partitions.map((p) => Object.freeze({ topic: p.topic, partition: p.partition })),
     );
     this.keys = new Set(this.configured.map((p) => partitionKey(p)));
-    for (const line of describeSettings(settings)) settings.log(`thalweg source-kafka: ${line}`);
-    settings.log(`thalweg source-kafka: throwaway groupId=${this.groupId}`);
+    for (const line of describeSettings(settings)) settings.debug(`thalweg source-kafka: ${line}`);
+    settings.debug(`thalweg source-kafka: throwaway groupId=${this.groupId}`);
     this.reader = new KafkaReader(
       settings,
       consumerSettings(settings, this.groupId, { kind: 'fixed', partitions: this.configured }),

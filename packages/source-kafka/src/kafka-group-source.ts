@@ -39,7 +39,7 @@ export class KafkaGroupSource implements BrokerManagedSource {
   constructor(settings: KafkaGroupSettings) {
     this.cluster = settings.cluster;
     this.groupId = settings.groupId;
-    for (const line of describeSettings(settings)) settings.log(`thalweg source-kafka: ${line}`);
+    for (const line of describeSettings(settings)) settings.debug(`thalweg source-kafka: ${line}`);
     this.reader = new KafkaReader(
       settings,
       consumerSettings(settings, settings.groupId, { kind: 'group', topics: settings.topics }),

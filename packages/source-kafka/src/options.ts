@@ -84,7 +84,10 @@ export interface CommonSettings {
   readonly heartbeatInterval: number;
   readonly logLevel: KafkaLogLevel;
   readonly connectTimeoutMs: number;
+  /** kafkajs lines and what the operator should hear (an `onDroppedCommit` that threw). */
   readonly log: (line: string) => void;
+  /** The start-up lines, one per knob: `log` for `kafkaSource`, the topology's debug for a part. */
+  readonly debug: (line: string) => void;
   readonly kafka: ConsumerFactory | undefined;
 }
 
@@ -265,6 +268,11 @@ const kafkaSourceOptionsSchema = z
  */
 export function parseKafkaSourceOptions(input: unknown): KafkaSourceSettings {
   const o = parseConfig(kafkaSourceOptionsSchema, input, PATH);
+  const log =
+    o.log ??
+    ((line: string) => {
+      console.info(line);
+    });
   const base: CommonSettings = {
     brokers: o.brokers,
     cluster: o.cluster,
@@ -281,11 +289,8 @@ export function parseKafkaSourceOptions(input: unknown): KafkaSourceSettings {
     heartbeatInterval: o.heartbeatInterval,
     logLevel: o.logLevel,
     connectTimeoutMs: o.connectTimeoutMs,
-    log:
-      o.log ??
-      ((line: string) => {
-        console.info(line);
-      }),
+    log,
+    debug: log,
     kafka: o.kafka,
   };
   return o.mode === 'group'

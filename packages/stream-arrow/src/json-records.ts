@@ -1,18 +1,12 @@
-import type { QuarantineReason, SourceBatch, SourceRecord } from '@thalweg/connector-core';
+import type { QuarantineNote, SourceBatch, SourceRecord } from '@thalweg/connector-core';
 import type { RecordBatch } from 'apache-arrow';
 import type { BatchBuilder, Row } from './batch-builder.js';
-
-/** A record the conversion refused: `decode` (not UTF-8 JSON) or `contract` (not the schema). */
-export interface RefusedRecord {
-  readonly offset: number;
-  readonly reason: Extract<QuarantineReason, 'decode' | 'contract'>;
-  readonly detail: string;
-}
 
 export interface JsonRecordsResult {
   /** The accepted records as one batch, or null when none was accepted. */
   readonly batch: RecordBatch | null;
-  readonly refused: readonly RefusedRecord[];
+  /** The records the conversion quarantined: `decode` (not UTF-8 JSON) or `contract` (not the schema). */
+  readonly quarantined: readonly QuarantineNote[];
 }
 
 /** Turns a parsed JSON value (and its source record) into the row to build. */
@@ -23,7 +17,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 /**
  * Converts a source batch of JSON records into one Arrow batch for
  * `builder`'s schema, record by record: a record that is not UTF-8 JSON is
- * refused as `decode`, one that does not fit the schema (after `map`) as
+ * quarantined as `decode`, one that does not fit the schema (after `map`) as
  * `contract`, each naming why; the others are built together, with the
  * record id computed from `cluster` and each record's source offset and
  * payload bytes when the schema carries one. Deterministic, so recovery
@@ -38,13 +32,13 @@ export function jsonRecordsToBatch(
   const rows: Row[] = [];
   const offsets: number[] = [];
   const payloads: Uint8Array[] = [];
-  const refused: RefusedRecord[] = [];
+  const quarantined: QuarantineNote[] = [];
   for (const record of batch.records) {
     let value: unknown;
     try {
       value = JSON.parse(utf8.decode(record.value));
     } catch (error) {
-      refused.push({ offset: record.offset, reason: 'decode', detail: reason(error) });
+      quarantined.push({ offset: record.offset, reason: 'decode', detail: reason(error) });
       continue;
     }
     let row: unknown;
@@ -52,19 +46,19 @@ export function jsonRecordsToBatch(
       row = map(value, record);
       builder.validateRow(row, rows.length);
     } catch (error) {
-      refused.push({ offset: record.offset, reason: 'contract', detail: reason(error) });
+      quarantined.push({ offset: record.offset, reason: 'contract', detail: reason(error) });
       continue;
     }
     rows.push(row as Row);
     offsets.push(record.offset);
     payloads.push(record.value);
   }
-  if (rows.length === 0) return { batch: null, refused };
+  if (rows.length === 0) return { batch: null, quarantined };
   const provenance =
     builder.schema.recordId === 'none'
       ? undefined
       : { cluster, topic: batch.span.topic, partition: batch.span.partition, offsets, payloads };
-  return { batch: builder.fromRows(rows, provenance), refused };
+  return { batch: builder.fromRows(rows, provenance), quarantined };
 }
 
 function reason(error: unknown): string {

@@ -22,7 +22,7 @@ const builder = new BatchBuilder(
 );
 
 describe('jsonRecordsToBatch', () => {
-  it('builds the accepted records and refuses the others with decode or contract', () => {
+  it('builds the accepted records and quarantines the others with decode or contract', () => {
     const records = [
       record(10, '{"id":1,"name":"a"}'),
       record(11, '{"id":2'),
@@ -30,16 +30,16 @@ describe('jsonRecordsToBatch', () => {
       record(13, '{"name":"no id"}'),
       record(14, '{"id":3,"name":null}'),
     ];
-    const { batch, refused } = jsonRecordsToBatch(builder, 'cluster-a', {
+    const { batch, quarantined } = jsonRecordsToBatch(builder, 'cluster-a', {
       span: offsetSpan('t', 2, 10, 15),
       records,
     });
-    expect(refused.map((r) => [r.offset, r.reason])).toEqual([
+    expect(quarantined.map((r) => [r.offset, r.reason])).toEqual([
       [11, 'decode'],
       [12, 'decode'],
       [13, 'contract'],
     ]);
-    expect(refused[2]?.detail).toMatch(/field "id"/);
+    expect(quarantined[2]?.detail).toMatch(/field "id"/);
     expect(batch?.numRows).toBe(2);
     expect(batch?.getChild('id')?.toArray()).toEqual(new BigInt64Array([1n, 3n]));
     const ids = batch?.getChild('_twg_record_id')?.toArray() as string[] | undefined;
@@ -51,7 +51,7 @@ describe('jsonRecordsToBatch', () => {
     ]);
   });
 
-  it('returns no batch when every record is refused, and maps rows when asked', () => {
+  it('returns no batch when every record is quarantined, and maps rows when asked', () => {
     const none = jsonRecordsToBatch(builder, 'c', {
       span: offsetSpan('t', 0, 0, 1),
       records: [record(0, 'nope')],

@@ -1,11 +1,9 @@
 import { join } from 'node:path';
 import { sinkId, type SourcePartition } from '@thalweg/connector-core';
-import { LevelDbCoverage } from '@thalweg/offset-store/leveldb';
-import { Pipeline, secondary, type PipelineStats } from '@thalweg/pipeline';
-import { RawSegmentSink } from '@thalweg/sink-files';
-import { FakeTransportFactory, ZerobusSink, type StreamField } from '@thalweg/sink-zerobus';
-import { BatchBuilder, BatchSchema, column, jsonRecordsToBatch } from '@thalweg/stream-arrow';
-import type { RecordBatch } from 'apache-arrow';
+import { openTopology, type PipelineStats } from '@thalweg/pipeline';
+import { rawSegments } from '@thalweg/sink-files';
+import { fakeZerobus, jsonRow, zerobus } from '@thalweg/sink-zerobus';
+import { BatchSchema, column } from '@thalweg/stream-arrow';
 import { auditDemo, type DemoAudit } from './audit-demo.js';
 import { GeneratedSource } from './generated-source.js';
 
@@ -39,14 +37,7 @@ export interface DemoSummary extends DemoAudit {
 }
 
 const RAW = sinkId('raw');
-const ZEROBUS = sinkId('zerobus-events');
-
-const FIELDS: readonly StreamField[] = [
-  { name: 'partition', type: 'int32', nullable: false },
-  { name: 'offset', type: 'int64', nullable: false },
-  { name: 'note', type: 'utf8', nullable: true },
-  { name: '_twg_record_id', type: 'utf8', nullable: false },
-];
+const ZEROBUS = 'zerobus-events';
 
 /**
  * The main job: a generated, replayable source -> durable Arrow IPC raw
@@ -58,73 +49,51 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
   const topic = 'demo';
   const source = new GeneratedSource({ topic, ...options });
   const coverageDir = join(options.dir, 'coverage');
-  const factory = new FakeTransportFactory(
-    { ackLatencyMs: options.ackLatencyMs, bandwidthBytesPerSec: 200 * 1024 * 1024 },
-    (opened) =>
+  const transport = fakeZerobus({
+    ackLatencyMs: options.ackLatencyMs,
+    bandwidthBytesPerSec: 200 * 1024 * 1024,
+    faults: (opened) =>
       opened === 0 && options.failAtWait > 0
         ? [{ op: 'wait', nth: options.failAtWait, failure: 'poison-stream' }]
         : [],
-  );
-  const builder = new BatchBuilder(
-    BatchSchema.define({
-      fields: [
-        { name: 'partition', type: column.int32, nullable: false },
-        { name: 'offset', type: column.int64, nullable: false },
-        { name: 'note', type: column.utf8, nullable: true },
-      ],
-      recordId: 'hex',
-    }),
-  );
-  const quiet = (): void => undefined;
-  let zerobus: ZerobusSink<'secondary'> | undefined;
-  let raw: RawSegmentSink | undefined;
-  const open = async (role: 'both' | 'recovery') =>
-    Pipeline.open({
-      source,
-      coverage: await LevelDbCoverage.open({ location: coverageDir, sinks: [RAW, ZEROBUS] }),
-      log: (line) => {
-        if (!line.includes('resumes at')) options.progress(line.replace(/^thalweg \w+: /, ''));
+  });
+  const events = BatchSchema.define({
+    fields: [
+      { name: 'partition', type: column.int32, nullable: false },
+      { name: 'offset', type: column.int64, nullable: false },
+      { name: 'note', type: column.utf8, nullable: true },
+    ],
+    recordId: 'hex',
+  });
+  const open = (role: 'both' | 'recovery') =>
+    openTopology({
+      source: { role: 'source', open: () => source },
+      raw: rawSegments({ dir: join(options.dir, 'raw'), coverageDir }),
+      secondaries: {
+        [ZEROBUS]: zerobus({
+          table: 'main.demo.events',
+          schema: events,
+          transport,
+          row: jsonRow(),
+          streams: 1,
+          rebuild: { baseDelayMs: 400 },
+          // A small lane: while the dead stream is rebuilt, the lane sheds to
+          // coverage gaps instead of holding up raw, and recovery repairs them.
+          lane: { maxQueuedBatches: 8 },
+        }),
       },
+      log: options.progress,
       config: {
         maxBatchRecords: options.batchSize,
-        // A small lane: while the dead stream is rebuilt, the lane sheds to
-        // coverage gaps instead of holding up raw, and recovery repairs them.
-        secondaries: { [ZEROBUS]: { maxQueuedBatches: 8 } },
         recovery: { role, windowRecords: 10_000 },
       },
-      primaryRaw: async (confirm) =>
-        (raw = await RawSegmentSink.open({
-          id: RAW,
-          dir: join(options.dir, 'raw'),
-          cluster: source.cluster,
-          confirm,
-          log: quiet,
-        })),
-      secondaries: [
-        secondary<RecordBatch>({
-          open: (target) =>
-            (zerobus = new ZerobusSink<'secondary'>({
-              id: ZEROBUS,
-              config: { table: 'main.demo.events', streams: 1, rebuild: { baseDelayMs: 400 } },
-              fields: FIELDS,
-              factory,
-              target,
-              log: quiet,
-            })),
-          derive: (batch) => {
-            const { batch: rows, refused } = jsonRecordsToBatch(builder, source.cluster, batch);
-            return { batch: rows, quarantined: refused };
-          },
-        }),
-      ],
     });
 
   const total = options.partitions * options.recordsPerPartition;
   const ingest = await open('both');
   const stats = await withProgress(ingest, (s) => progressLine(s, total), options.progress);
-  const rebuilds = (zerobus?.metrics() ?? []).reduce((n, m) => n + m.rebuilds.value, 0);
-  const coalesce = zerobus?.metrics()[0]?.coalesce.quantile(0.5) ?? null;
-  const rawCoalesce = raw?.stats().coalesce ?? 0;
+  const zerobusStats = stats.sinks[ZEROBUS];
+  const coalesce = zerobusStats?.streams[0]?.coalesceP50 ?? null;
   // Recovery as its own role: replay what the secondary missed from raw.
   const recovery = await open('recovery');
   const repaired = await withProgress(
@@ -142,7 +111,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     cluster: source.cluster,
     partitions,
     recordsPerPartition: options.recordsPerPartition,
-    sinks: [RAW, ZEROBUS],
+    sinks: [RAW, sinkId(ZEROBUS)],
     sourceName: source.cluster,
   });
   const elapsed = stats.elapsedMs;
@@ -151,12 +120,12 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     raw_durable: stats.raw.durableRecords,
     zerobus_delivered: stats.secondaries[0]?.deliveredRecords ?? 0,
     zerobus_shed: stats.secondaries[0]?.shedRecords ?? 0,
-    zerobus_rebuilds: rebuilds,
+    zerobus_rebuilds: zerobusStats?.rebuilds ?? 0,
     recovered: repaired.recovery?.recordsReplayed ?? 0,
     quarantined: sumCounts(stats.quarantine.byReason, repaired.quarantine.byReason),
     records_per_s: Math.round((stats.raw.durableRecords * 1000) / Math.max(1, elapsed)),
     elapsed_ms: Math.round(elapsed),
-    raw_coalesce: rawCoalesce,
+    raw_coalesce: Math.round((stats.rawSink?.coalesce ?? 0) * 100) / 100,
     zerobus_coalesce_p50: coalesce,
     ...audit,
   };
@@ -172,12 +141,18 @@ function sumCounts(
   return out;
 }
 
-async function withProgress(
-  pipeline: Pipeline,
-  line: (stats: PipelineStats) => string,
+/** What a run reports progress from: a pipeline, or a declared topology with its parts' statistics. */
+interface Runnable<St extends PipelineStats> {
+  run(options: { readonly untilCaughtUp?: boolean }): Promise<St>;
+  stats(): St;
+}
+
+async function withProgress<St extends PipelineStats>(
+  pipeline: Runnable<St>,
+  line: (stats: St) => string,
   progress: (line: string) => void,
   options: { readonly untilCaughtUp?: boolean } = {},
-): Promise<PipelineStats> {
+): Promise<St> {
   const timer = setInterval(() => {
     progress(line(pipeline.stats()));
   }, 500);

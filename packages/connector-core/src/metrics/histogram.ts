@@ -2,13 +2,17 @@
  * A fixed-bucket histogram: constant memory, cheap to observe from a hot
  * loop, and the shape Prometheus and OpenTelemetry export (cumulative bucket
  * counts plus sum and count). Quantiles are estimated by linear
- * interpolation inside the bucket that holds them.
+ * interpolation inside the bucket that holds them, kept within the least
+ * and the greatest value observed: a bucket's span is wider than what it
+ * holds, and an estimate no observation reaches (a coalesce ratio of 0.5
+ * from one batch per ack) would be wrong, not merely rough.
  */
 export class Histogram {
   private readonly counts: number[];
   private total = 0;
   private sumOf = 0;
   private maxOf = Number.NEGATIVE_INFINITY;
+  private minOf = Number.POSITIVE_INFINITY;
 
   /** `bounds` are ascending upper bounds; values above the last land in +Inf. */
   constructor(readonly bounds: readonly number[]) {
@@ -32,6 +36,7 @@ export class Histogram {
     this.total += 1;
     this.sumOf += value;
     if (value > this.maxOf) this.maxOf = value;
+    if (value < this.minOf) this.minOf = value;
   }
 
   get count(): number {
@@ -56,7 +61,8 @@ export class Histogram {
       if (inBucket > 0 && seen + inBucket >= rank) {
         const lower = i === 0 ? 0 : (this.bounds[i - 1] ?? 0);
         const upper = i < this.bounds.length ? (this.bounds[i] ?? lower) : this.maxOf;
-        return lower + ((upper - lower) * Math.max(0, rank - seen)) / inBucket;
+        const estimate = lower + ((upper - lower) * Math.max(0, rank - seen)) / inBucket;
+        return Math.min(this.maxOf, Math.max(this.minOf, estimate));
       }
       seen += inBucket;
     }

@@ -89,3 +89,27 @@ export function mapRecords<T>(
   }
   return { records, mapped };
 }
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * A record's value parsed as JSON, for a part's `row` mapping. A value that
+ * is not UTF-8 or not JSON throws, naming the offset, and the mapping's
+ * caller quarantines that record as `decode`.
+ */
+export function recordJson(record: SourceRecord): unknown {
+  let text: string;
+  try {
+    text = utf8.decode(record.value);
+  } catch (error) {
+    throw new Error(`offset ${record.offset}: the value is not UTF-8`, { cause: error });
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new Error(
+      `offset ${record.offset}: the value is not JSON (${error instanceof Error ? error.message : String(error)})`,
+      { cause: error },
+    );
+  }
+}

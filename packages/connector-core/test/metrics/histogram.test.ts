@@ -26,6 +26,16 @@ describe('Histogram', () => {
     expect(new Histogram([1]).quantile(0.5)).toBeNull();
   });
 
+  it('keeps an estimate within what was observed: one batch per ack is a ratio of 1, never 0.5', () => {
+    const one = Histogram.exponential(64);
+    one.observe(1);
+    expect(one.quantile(0.5)).toBe(1);
+    const h = Histogram.exponential(64);
+    for (const v of [5, 6, 7]) h.observe(v);
+    expect(h.quantile(0)).toBe(5);
+    expect(h.quantile(1)).toBe(7);
+  });
+
   it('refuses bounds that do not ascend, and counters that go down', () => {
     expect(() => new Histogram([2, 1])).toThrow(/ascending/);
     expect(() => new Counter().inc(-1)).toThrow(/only goes up/);

@@ -36,7 +36,7 @@ function peerSubject(
     config: { table: TABLE, streams: 1, retry: { baseDelayMs: 5 }, rebuild: { baseDelayMs: 5 } },
     fields: CONTRACT_FIELDS,
     factory: sdkFactory(peer),
-    target,
+    confirm: target,
     log: quiet,
   });
   return {

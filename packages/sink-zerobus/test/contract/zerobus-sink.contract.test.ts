@@ -63,14 +63,14 @@ function zerobusSubject(
   dir: string,
 ): SinkSubject<'secondary', RecordBatch> {
   const transports = new FaultSwitch(
-    new FakeTransportFactory({ ackLatencyMs: 1 }, () => [], { persistDir: dir }),
+    new FakeTransportFactory({ ackLatencyMs: 1, server: { persistDir: dir } }),
   );
   const sink = new ZerobusSink<'secondary'>({
     id: ID,
     config: { table: TABLE, streams: 1, retry: { baseDelayMs: 1 }, rebuild: { baseDelayMs: 1 } },
     fields: CONTRACT_FIELDS,
     factory: transports,
-    target,
+    confirm: target,
     log: quiet,
   });
   return {

@@ -30,7 +30,7 @@ function sdkSink(streams: number) {
     config: { table: TABLE, streams, retry: { baseDelayMs: 5 }, rebuild: { baseDelayMs: 5 } },
     fields: ORDERS_FIELDS,
     factory: sdkFactory(peer),
-    target,
+    confirm: target,
     log: quiet,
   });
   return { sink, target };

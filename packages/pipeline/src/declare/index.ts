@@ -1,0 +1,2 @@
+export * from './topology-declaration.js';
+export * from './open-topology.js';

@@ -1,0 +1,62 @@
+import type { RawPart, SinkContext } from '@thalweg/connector-core';
+import type { RawSegmentSinkOptions, RawSinkEvent } from './options.js';
+import { RawSegmentSink, type RawSinkStats } from './raw-segment-sink.js';
+
+/**
+ * What `rawSegments` takes: the sink's options without what the topology
+ * gives every part (the id, the source's cluster, the confirm target, the
+ * logger).
+ */
+export interface RawSegmentsPartOptions extends Omit<
+  RawSegmentSinkOptions,
+  'id' | 'cluster' | 'confirm' | 'log'
+> {
+  /** The sink id (default `raw`). */
+  readonly id?: string;
+  /**
+   * Where coverage is kept when the topology is given no store: LevelDB in
+   * this directory. Default: `<dir>-coverage`, next to raw (ADR 0029).
+   */
+  readonly coverageDir?: string;
+}
+
+/**
+ * Durable Arrow IPC segments in a local directory as the primary-raw part
+ * of a topology (`openTopology` in @thalweg/pipeline). The cluster recorded
+ * in every segment is the source's. The sink's settings are logged once at
+ * debug level; write retries and failed confirmations go to the topology's
+ * log.
+ */
+export function rawSegments(options: RawSegmentsPartOptions): RawPart<RawSinkStats> {
+  const { id, coverageDir, ...sinkOptions } = options;
+  return {
+    role: 'primary-raw',
+    ...(id === undefined ? {} : { id }),
+    coverageHome: coverageDir ?? `${options.dir.replace(/[\\/]+$/, '')}-coverage`,
+    async open(context: SinkContext<'primary-raw'>) {
+      const sink = await RawSegmentSink.open({
+        ...sinkOptions,
+        id: context.id,
+        cluster: context.cluster,
+        confirm: context.confirm,
+        log: context.log.debug,
+        onError: (event) => {
+          options.onError?.(event);
+          context.log.info(`thalweg sink-files ${context.id}: ${describeEvent(event)}`);
+        },
+      });
+      return { sink, stats: () => sink.stats() };
+    },
+  };
+}
+
+function describeEvent(event: RawSinkEvent): string {
+  switch (event.kind) {
+    case 'confirm-failed':
+      return `confirmation target failed for ${event.span.topic}/${event.span.partition} (the position lags): ${String(event.error)}`;
+    case 'write-retry':
+      return `segment write ${event.file} failed (attempt ${event.attempt}, retried): ${String(event.error)}`;
+    case 'failed':
+      return `failed: ${event.error.message}`;
+  }
+}

@@ -1,0 +1,61 @@
+import { ConfigError, type PartContext, type SourcePart } from '@thalweg/connector-core';
+import { KafkaAssignedSource } from './kafka-assigned-source.js';
+import { KafkaGroupSource } from './kafka-group-source.js';
+import {
+  parseKafkaSourceOptions,
+  type KafkaAssignedOptions,
+  type KafkaGroupOptions,
+  type KafkaSourceSettings,
+} from './options.js';
+
+/** A consumer-group member, declared: `kafkaSource`'s options without `log`. */
+export type KafkaGroupPartOptions = Omit<KafkaGroupOptions, 'log'>;
+/** A fixed list of partitions, declared: `kafkaSource`'s options without `log`. */
+export type KafkaAssignedPartOptions = Omit<KafkaAssignedOptions, 'log'>;
+export type KafkaPartOptions = KafkaGroupPartOptions | KafkaAssignedPartOptions;
+
+/**
+ * Declares a Kafka source; the topology opens it (`openTopology` in
+ * `@thalweg/pipeline`). Its `cluster` is the topology's one declaration of
+ * the cluster: every sink part is given it from here, to hash record ids
+ * with.
+ *
+ * The options are validated here, a refusal naming the field
+ * (`kafkaSource.groupId`). Opened, the source logs its settings through the
+ * context's `debug`, and kafkajs lines (at `logLevel`, default none) and
+ * operator events through its `info`.
+ */
+export function kafka(options: KafkaGroupPartOptions): SourcePart<KafkaGroupSource>;
+export function kafka(options: KafkaAssignedPartOptions): SourcePart<KafkaAssignedSource>;
+export function kafka(
+  options: KafkaPartOptions,
+): SourcePart<KafkaGroupSource | KafkaAssignedSource>;
+export function kafka(
+  options: KafkaPartOptions,
+): SourcePart<KafkaGroupSource | KafkaAssignedSource> {
+  // JavaScript callers bypass the types: look at the options as unknown data.
+  const given: unknown = options;
+  if (typeof given === 'object' && given !== null && 'log' in given) {
+    // Refused, not silently replaced by the topology's log.
+    throw new ConfigError(
+      'kafkaSource.log',
+      "is not an option of kafka(): it logs through the topology's log",
+    );
+  }
+  const settings = parseKafkaSourceOptions(options);
+  return {
+    role: 'source',
+    open: (context) => openSource(settings, context),
+  };
+}
+
+function openSource(
+  settings: KafkaSourceSettings,
+  context: PartContext,
+): KafkaGroupSource | KafkaAssignedSource {
+  const log = context.log.info;
+  const debug = context.log.debug;
+  return settings.mode === 'group'
+    ? new KafkaGroupSource({ ...settings, log, debug })
+    : new KafkaAssignedSource({ ...settings, log, debug });
+}
