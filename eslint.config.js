@@ -6,7 +6,14 @@ import tseslint from 'typescript-eslint';
 
 export default defineConfig(
   {
-    ignores: ['**/dist/**', '**/dist-test/**', '**/node_modules/**', '.cache/**', 'coverage/**'],
+    ignores: [
+      '**/dist/**',
+      '**/dist-test/**',
+      '**/node_modules/**',
+      '**/.cache/**',
+      'coverage/**',
+      'docs/api/**',
+    ],
   },
   js.configs.recommended,
   tseslint.configs.strictTypeChecked,

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Every check, in the order a failure is cheapest to read: typecheck, lint,
-# format, then all unit and integration tests against the real services,
-# which this script starts (or finds already running, or takes from THALWEG_*
-# variables of the user's own). Ends with the line `N passed, N failed`.
+# format, the API reference, then all unit and integration tests against the
+# real services, which this script starts (or finds already running, or takes
+# from THALWEG_* variables of the user's own). Ends with the line `N passed, N failed`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,6 +28,10 @@ echo "== lint" >&2
 pnpm lint
 echo "== format" >&2
 pnpm format:check
+echo "== docs (the API reference by typedoc, into docs/api/)" >&2
+# Any typedoc warning (a broken {@link}, say) fails it; prints its time,
+# about 15 s here.
+pnpm run docs >&2
 echo "== packages (packed, installed with npm, a strict consumer compiled and run)" >&2
 # Before the tests: it is cheaper to read, and the tests' summary must stay
 # the closing line. Bounded: about 40 s with .cache/npm warm, a minute cold.

@@ -1,22 +1,43 @@
-import { flowControlConfigSchema, parseConfig } from '@thalweg/connector-core';
+import {
+  flowControlConfigSchema,
+  parseConfig,
+  type FlowControlConfigInput,
+} from '@thalweg/connector-core';
 import { z } from 'zod';
-import { recoveryConfigSchema } from './recovery/recovery-config.js';
+import { recoveryConfigSchema, type RecoveryConfigInput } from './recovery/recovery-config.js';
 
 const positiveInt = z.number().int().positive();
 
-/** Per-secondary settings, keyed by the sink id. */
-export const secondaryConfigSchema = z.strictObject({
+/** Per-secondary settings, keyed by the sink id under the pipeline's `secondaries`. */
+export interface SecondaryConfigInput {
   /**
    * Accept a secondary that cannot confirm durability. Its coverage is then
    * never recorded (there is no durable acknowledgement to record it after),
    * so recovery does not repair it: the opt-out trades repair for throughput.
+   * @defaultValue false
    */
-  allowNonDurable: z.boolean().default(false),
+  allowNonDurable?: boolean | undefined;
   /**
-   * The secondary's own queue between raw submission and its sink. When it is
-   * full, batches are shed and stay coverage gaps for recovery to replay: a
-   * slow secondary must never hold up the source or raw.
+   * Batches held at most in the secondary's own queue between raw submission
+   * and its sink. When it is full, batches are shed and stay coverage gaps
+   * for recovery to replay: a slow secondary must never hold up the source or
+   * raw.
+   * @defaultValue 256
    */
+  maxQueuedBatches?: number | undefined;
+  /**
+   * Bytes held at most in that queue; either bound sheds.
+   * @defaultValue 67108864 (64 MiB)
+   */
+  maxQueuedBytes?: number | undefined;
+}
+
+/**
+ * The validator of {@link SecondaryConfigInput}; each key's meaning and
+ * default are documented there (a type test proves the two agree).
+ */
+export const secondaryConfigSchema = z.strictObject({
+  allowNonDurable: z.boolean().default(false),
   maxQueuedBatches: positiveInt.default(256),
   maxQueuedBytes: positiveInt.default(64 * 1024 * 1024),
 });
@@ -24,53 +45,113 @@ export const secondaryConfigSchema = z.strictObject({
 export type SecondaryConfig = z.output<typeof secondaryConfigSchema>;
 
 /**
- * Everything about a pipeline that is plain data, validated once at start.
- * The sinks and the source are objects and are checked by their descriptors
- * (see `validateTopology`); this schema covers the knobs.
+ * Everything about a pipeline that is plain data, validated once at start
+ * (a refusal names the path of the bad field). The sinks and the source are
+ * objects and are checked by their descriptors (see `validateTopology`); this
+ * covers the knobs. Every key has a default, so `{}` is a complete
+ * configuration.
+ */
+export interface PipelineConfigInput {
+  /**
+   * `batch`: the position advances to a batch's end once the whole batch is
+   * durable; a partial failure replays the batch, and the record id absorbs
+   * what had landed. `record`: every record is its own span, for streams that
+   * cannot afford a whole-batch replay.
+   * @defaultValue 'batch'
+   */
+  granularity?: 'batch' | 'record' | undefined;
+  /**
+   * Largest number of records submitted to raw as one span.
+   * @defaultValue 10000
+   */
+  maxBatchRecords?: number | undefined;
+  /**
+   * Largest number of bytes submitted to raw as one span.
+   * @defaultValue 8388608 (8 MiB)
+   */
+  maxBatchBytes?: number | undefined;
+  /**
+   * A record larger than this, in bytes, is written to raw (raw keeps
+   * everything) but goes to quarantine with reason `oversized` instead of to
+   * the secondaries.
+   * @defaultValue 4194304 (4 MiB)
+   */
+  maxRecordBytes?: number | undefined;
+  /**
+   * Per-secondary settings, keyed by the sink id; a secondary not listed
+   * gets every default.
+   * @defaultValue `{}`
+   */
+  secondaries?: Record<string, SecondaryConfigInput> | undefined;
+  /** Backpressure, stuck detection, the byte budget and the quarantine lane's bounds. */
+  flowControl?: FlowControlConfigInput | undefined;
+  /**
+   * The memory the process may use, in bytes; the memory ratio flow control
+   * reads is RSS over this.
+   * @defaultValue 1073741824 (1 GiB)
+   */
+  memoryLimitBytes?: number | undefined;
+  /**
+   * How often flow control is evaluated and pending positions committed, in ms.
+   * @defaultValue 200
+   */
+  evaluateEveryMs?: number | undefined;
+  /** How the source position is committed. */
+  commit?: CommitConfigInput | undefined;
+  /** The role (ingest, recovery or both) and how gaps are replayed from raw. */
+  recovery?: RecoveryConfigInput | undefined;
+  /** How the pipeline stops. */
+  shutdown?: ShutdownConfigInput | undefined;
+}
+
+/** How the source position is committed. */
+export interface CommitConfigInput {
+  /**
+   * Consecutive failed position commits after which the pipeline stops. A
+   * position that cannot be committed pins the source; carrying on would
+   * only grow the replay after the next restart.
+   * @defaultValue 20
+   */
+  maxConsecutiveFailures?: number | undefined;
+}
+
+/** How the pipeline stops. */
+export interface ShutdownConfigInput {
+  /**
+   * How long each secondary may take to drain, in ms; what is unconfirmed
+   * stays a gap.
+   * @defaultValue 10000
+   */
+  secondaryDrainMs?: number | undefined;
+}
+
+/**
+ * The validator of {@link PipelineConfigInput}; each key's meaning and
+ * default are documented there (a type test proves the two agree).
  */
 export const pipelineConfigSchema = z.strictObject({
-  /**
-   * `batch` (default): the position advances to a batch's end once the whole
-   * batch is durable; a partial failure replays the batch, and the record id
-   * absorbs what had landed. `record`: every record is its own span, for
-   * streams that cannot afford a whole-batch replay.
-   */
   granularity: z.enum(['batch', 'record']).default('batch'),
-  /** Largest number of records and bytes submitted to raw as one span. */
   maxBatchRecords: positiveInt.default(10_000),
   maxBatchBytes: positiveInt.default(8 * 1024 * 1024),
-  /**
-   * A record larger than this is written to raw (raw keeps everything) but
-   * goes to quarantine with reason `oversized` instead of to the secondaries.
-   */
   maxRecordBytes: positiveInt.default(4 * 1024 * 1024),
   secondaries: z.record(z.string(), secondaryConfigSchema).default({}),
   flowControl: flowControlConfigSchema.prefault({}),
-  /** The memory the process may use; the memory ratio is RSS over this. */
   memoryLimitBytes: positiveInt.default(1024 * 1024 * 1024),
-  /** How often flow control is evaluated and pending positions committed. */
   evaluateEveryMs: positiveInt.default(200),
   commit: z
     .strictObject({
-      /**
-       * Consecutive failed position commits after which the pipeline stops.
-       * A position that cannot be committed pins the source; carrying on
-       * would only grow the replay after the next restart.
-       */
       maxConsecutiveFailures: positiveInt.default(20),
     })
     .prefault({}),
   recovery: recoveryConfigSchema.prefault({}),
   shutdown: z
     .strictObject({
-      /** How long each secondary may take to drain; what is unconfirmed stays a gap. */
       secondaryDrainMs: z.number().int().min(0).default(10_000),
     })
     .prefault({}),
 });
 
 export type PipelineConfig = z.output<typeof pipelineConfigSchema>;
-export type PipelineConfigInput = z.input<typeof pipelineConfigSchema>;
 
 export function parsePipelineConfig(input: unknown = {}, path = 'config'): PipelineConfig {
   return parseConfig(pipelineConfigSchema, input, path);

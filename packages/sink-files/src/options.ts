@@ -46,45 +46,95 @@ export type RawSinkEvent =
  */
 export type RawWriterMode = 'inline' | 'worker';
 
+/**
+ * The options of `RawSegmentSink.open`, validated once at open (a refusal
+ * names the path, such as `rawSegments.retry.maxAttempts`).
+ */
 export interface RawSegmentSinkOptions {
-  readonly id: SinkId;
+  /** The sink's id. */
+  id: SinkId;
   /** The directory segments live in; created when missing. One sink instance per directory. */
-  readonly dir: string;
+  dir: string;
   /**
    * The source cluster, recorded in every segment: record ids (ADR 0003) of
    * what raw holds are computed with it, and a directory holds one cluster.
    */
-  readonly cluster: string;
+  cluster: string;
   /** Where confirmations go, in submission order, after the durable write. */
-  readonly confirm: ConfirmTarget<'primary-raw'>;
-  /** A segment closes before passing this many bytes of batch buffers (one batch alone may). Default 64 MiB. */
-  readonly maxSegmentBytes?: number;
-  /** Source batches per segment at most. Default 1024. */
-  readonly maxBatchesPerSegment?: number;
-  /** Batches queued before submit waits (the backpressure). Default 2048. */
-  readonly maxQueuedBatches?: number;
-  /** Bytes of batch buffers queued before submit waits. Default 128 MiB. */
-  readonly maxQueuedBytes?: number;
-  /** Records per batch yielded by `read`. Default 4096. */
-  readonly readChunkRecords?: number;
-  /** Default `worker`. See RawWriterMode. */
-  readonly writer?: RawWriterMode;
+  confirm: ConfirmTarget<'primary-raw'>;
   /**
-   * The file system seam; the real one by default. An injected one requires
-   * `writer: 'inline'`: functions cannot cross into the writer thread.
+   * A segment closes before passing this many bytes of batch buffers (one
+   * batch alone may). From 1024 to 1 GiB.
+   * @defaultValue 67108864 (64 MiB)
    */
-  readonly fs?: SegmentFs;
-  /** Retries of a failed segment write. Default 5 attempts from 10 ms, capped at 1 s. */
-  readonly retry?: {
-    /** Attempts in all, the first included (>= 1). */
-    readonly maxAttempts?: number;
-    readonly baseDelayMs?: number;
-    readonly maxDelayMs?: number;
-  };
-  /** Confirmation-target failures, retried writes, the failure that ended the sink. */
-  readonly onError?: (event: RawSinkEvent) => void;
-  /** Start-up log: one line per setting. Default console.info. */
-  readonly log?: (line: string) => void;
+  maxSegmentBytes?: number | undefined;
+  /**
+   * Source batches per segment at most: under load, one fsync confirms this
+   * many.
+   * @defaultValue 1024
+   */
+  maxBatchesPerSegment?: number | undefined;
+  /**
+   * Batches queued before submit waits (the backpressure).
+   * @defaultValue 2048
+   */
+  maxQueuedBatches?: number | undefined;
+  /**
+   * Bytes of batch buffers queued before submit waits.
+   * @defaultValue 134217728 (128 MiB)
+   */
+  maxQueuedBytes?: number | undefined;
+  /**
+   * Records per batch yielded by `read`.
+   * @defaultValue 4096
+   */
+  readChunkRecords?: number | undefined;
+  /**
+   * Where segments are encoded and written: `worker`, a worker thread
+   * (`submit` only checks and packs); `inline`, the calling thread, through
+   * `fs`.
+   * @defaultValue 'worker'
+   */
+  writer?: RawWriterMode | undefined;
+  /**
+   * The file system seam (tests inject faults through it). An injected one
+   * requires `writer: 'inline'`: functions cannot cross into the writer
+   * thread.
+   * @defaultValue `nodeSegmentFs`, node:fs
+   */
+  fs?: SegmentFs | undefined;
+  /** Retries of a failed segment write, with exponential backoff. */
+  retry?: RawSegmentRetryInput | undefined;
+  /**
+   * Confirmation-target failures, retried writes, the failure that ended the sink.
+   * @defaultValue `() => undefined`, ignored
+   */
+  onError?: ((event: RawSinkEvent) => void) | undefined;
+  /**
+   * Start-up log: one line per setting.
+   * @defaultValue `console.info`
+   */
+  log?: ((line: string) => void) | undefined;
+}
+
+/** How a failed segment write is retried. */
+export interface RawSegmentRetryInput {
+  /**
+   * Attempts in all, the first included (1 to 1000).
+   * @defaultValue 5
+   */
+  maxAttempts?: number | undefined;
+  /**
+   * The longest wait before the first retry, in ms; it doubles with each
+   * failed attempt (full jitter: the wait is random below it).
+   * @defaultValue 10
+   */
+  baseDelayMs?: number | undefined;
+  /**
+   * The cap on that doubling, in ms.
+   * @defaultValue 1000
+   */
+  maxDelayMs?: number | undefined;
 }
 
 export interface ResolvedOptions {
@@ -125,11 +175,12 @@ const MAX_DELAY = 0x7fffffff;
 const int = (min: number, max: number, fallback: number) =>
   z.number().int().min(min).max(max).default(fallback);
 /**
- * The options, validated at the edge: strict, so a misspelt knob (such as
- * `waitPerBatch`) is refused rather than left at its default; a refusal
- * names the path, `rawSegments.retry.maxAttempts`.
+ * The validator of {@link RawSegmentSinkOptions} (each key's meaning and
+ * default are documented there; a type test proves the two agree): strict,
+ * so a misspelt knob (such as `waitPerBatch`) is refused rather than left at
+ * its default; a refusal names the path, `rawSegments.retry.maxAttempts`.
  */
-const rawSegmentSinkOptionsSchema = z
+export const rawSegmentSinkOptionsSchema = z
   .strictObject({
     id: z.custom<SinkId>(isSinkId, 'is not a sink id (use sinkId())'),
     dir: z.string().min(1, 'must be a non-empty path'),

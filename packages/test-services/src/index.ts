@@ -1,2 +1,3 @@
 export * from './service-env.js';
 export * from './unique-name.js';
+export * from './type-equals.js';

@@ -9,44 +9,138 @@ const durationMs = z.number().int().min(0);
 /**
  * Thresholds and timings of the backpressure state machine. The defaults are
  * the operating points a production predecessor settled on; every one of
- * them is workload-tunable.
+ * them is workload-tunable. Each threshold must sit strictly above the one it
+ * escalates from (a refusal names the upper field).
+ */
+export interface BackpressureConfigInput {
+  /** When memory (RSS over the pipeline's `memoryLimitBytes`) counts as pressure. */
+  memory?: BackpressureMemoryInput | undefined;
+  /** When the fill of the bounded queues on the gating path counts as pressure. */
+  channels?: BackpressureChannelsInput | undefined;
+  /** How high memory with empty queues is read. */
+  workingSet?: BackpressureWorkingSetInput | undefined;
+  /** When failing writes to raw count as pressure. */
+  writeFailures?: BackpressureWriteFailuresInput | undefined;
+  /**
+   * How long conditions must stay clear before Recovery is entered, in ms.
+   * @defaultValue 30000
+   */
+  holdMs?: number | undefined;
+  /**
+   * How long Recovery lasts, at its reduced batch size, before Normal, in ms.
+   * @defaultValue 60000
+   */
+  recoveryDwellMs?: number | undefined;
+  /** The share of the full batch size read in each state. */
+  batchFactor?: BackpressureBatchFactorInput | undefined;
+}
+
+/** Memory thresholds, as shares (0 to 1, exclusive) of the memory limit. */
+export interface BackpressureMemoryInput {
+  /**
+   * At or above this share of the memory limit, the pipeline is degraded.
+   * @defaultValue 0.8
+   */
+  degradedRatio?: number | undefined;
+  /**
+   * Above this share, it is critical and the source pauses. Must be above
+   * `degradedRatio`.
+   * @defaultValue 0.9
+   */
+  criticalRatio?: number | undefined;
+}
+
+/** Queue-fill thresholds, as fills (0 to 1, exclusive) of the fullest bounded queue. */
+export interface BackpressureChannelsInput {
+  /**
+   * Fill at or above which the pipeline is degraded. Must be above
+   * `workingSet.idleChannelFill`.
+   * @defaultValue 0.7
+   */
+  degradedFill?: number | undefined;
+  /**
+   * Fill above which it is critical. Must be above `degradedFill`.
+   * @defaultValue 0.9
+   */
+  criticalFill?: number | undefined;
+}
+
+/** How high memory is read when nothing is queued. */
+export interface BackpressureWorkingSetInput {
+  /**
+   * Below this fill on every channel, high memory is read as allocator
+   * fragmentation (nothing is queued to account for it), not pressure.
+   * @defaultValue 0.05
+   */
+  idleChannelFill?: number | undefined;
+}
+
+/** Failing writes to raw as a pressure signal. */
+export interface BackpressureWriteFailuresInput {
+  /**
+   * Consecutive failed writes that degrade the pipeline (at least 1).
+   * @defaultValue 1
+   */
+  degradedAfter?: number | undefined;
+}
+
+/**
+ * The batch size in each state, as a factor (above 0, at most 1) of the full
+ * size. Each step down in pressure must relax the batch size: `normal` above
+ * `recovery` above `degraded` above `critical`.
+ */
+export interface BackpressureBatchFactorInput {
+  /**
+   * The factor in Normal, with no pressure.
+   * @defaultValue 1
+   */
+  normal?: number | undefined;
+  /**
+   * The factor in Degraded.
+   * @defaultValue 0.5
+   */
+  degraded?: number | undefined;
+  /**
+   * The factor in Critical (the source is also paused).
+   * @defaultValue 0.25
+   */
+  critical?: number | undefined;
+  /**
+   * The factor in Recovery, after conditions cleared for `holdMs`.
+   * @defaultValue 0.75
+   */
+  recovery?: number | undefined;
+}
+
+/**
+ * The validator of {@link BackpressureConfigInput}; each key's meaning and
+ * default are documented there (a type test proves the two agree).
  */
 export const backpressureConfigSchema = z
   .strictObject({
     memory: z
       .strictObject({
-        /** At or above this share of the memory limit, the pipeline is degraded. */
         degradedRatio: fraction.default(0.8),
-        /** Above this share, it is critical and the source pauses. */
         criticalRatio: fraction.default(0.9),
       })
       .prefault({}),
     channels: z
       .strictObject({
-        /** Fill of the fullest bounded channel at or above which the pipeline is degraded. */
         degradedFill: fraction.default(0.7),
-        /** Fill above which it is critical. */
         criticalFill: fraction.default(0.9),
       })
       .prefault({}),
     workingSet: z
       .strictObject({
-        /**
-         * Below this fill on every channel, high memory is read as allocator
-         * fragmentation (nothing is queued to account for it), not pressure.
-         */
         idleChannelFill: fraction.default(0.05),
       })
       .prefault({}),
     writeFailures: z
       .strictObject({
-        /** Consecutive failed writes that degrade the pipeline. */
         degradedAfter: z.number().int().min(1).default(1),
       })
       .prefault({}),
-    /** How long conditions must stay clear before Recovery is entered. */
     holdMs: durationMs.default(30_000),
-    /** How long Recovery lasts, at its reduced batch size, before Normal. */
     recoveryDwellMs: durationMs.default(60_000),
     batchFactor: z
       .strictObject({
@@ -88,7 +182,6 @@ export const backpressureConfigSchema = z
   });
 
 export type BackpressureConfig = z.output<typeof backpressureConfigSchema>;
-export type BackpressureConfigInput = z.input<typeof backpressureConfigSchema>;
 
 /** Validates a backpressure configuration; a refusal names the field path. */
 export function parseBackpressureConfig(

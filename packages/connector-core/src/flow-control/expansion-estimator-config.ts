@@ -2,32 +2,63 @@ import { z } from 'zod';
 import { parseConfig } from '../parse-config.js';
 
 /** How a record's in-memory size is estimated from its size on the wire. */
+export interface ExpansionEstimatorConfigInput {
+  /**
+   * Expanded over wire size, assumed until enough samples exist. Meant to
+   * be conservative: a cold process against a deep backlog is where an
+   * under-estimate costs memory. Must not be below `floorRatio`.
+   * @defaultValue 2
+   */
+  seedRatio?: number | undefined;
+  /**
+   * The least the observed ratio may fall to: a run of unusually small
+   * expansions must not talk the budget into over-admitting. 1 means a
+   * record never costs less than its own bytes.
+   * @defaultValue 1
+   */
+  floorRatio?: number | undefined;
+  /**
+   * Samples needed before the observed percentile replaces the seed. Must
+   * not exceed `window`.
+   * @defaultValue 100
+   */
+  minSamples?: number | undefined;
+  /**
+   * Most recent samples the percentile is taken over (allocated up front,
+   * hence the cap of 1048576).
+   * @defaultValue 1024
+   */
+  window?: number | undefined;
+  /**
+   * The percentile (above 0, at most 1) of the window taken as the ratio: a
+   * high percentile rather than the mean, since an under-estimate costs
+   * memory.
+   * @defaultValue 0.95
+   */
+  percentile?: number | undefined;
+  /**
+   * Samples between two recomputations of the percentile (a sort of the window).
+   * @defaultValue 64
+   */
+  refreshEvery?: number | undefined;
+}
+
+/**
+ * The validator of {@link ExpansionEstimatorConfigInput}; each key's meaning
+ * and default are documented there (a type test proves the two agree).
+ */
 export const expansionEstimatorConfigSchema = z
   .strictObject({
-    /**
-     * Expanded over wire size, assumed until enough samples exist. Meant to
-     * be conservative: a cold process against a deep backlog is where an
-     * under-estimate costs memory.
-     */
     seedRatio: z.number().gt(0).default(2),
-    /**
-     * The least the observed ratio may fall to: a run of unusually small
-     * expansions must not talk the budget into over-admitting. 1 means a
-     * record never costs less than its own bytes.
-     */
     floorRatio: z.number().gt(0).default(1),
-    /** Samples needed before the observed percentile replaces the seed. */
     minSamples: z.number().int().positive().default(100),
-    /** Most recent samples the percentile is taken over (allocated up front, hence the cap). */
     window: z
       .number()
       .int()
       .positive()
       .max(1 << 20)
       .default(1024),
-    /** A high percentile rather than the mean: see the estimator. */
     percentile: z.number().gt(0).max(1).default(0.95),
-    /** Samples between two recomputations of the percentile (a sort of the window). */
     refreshEvery: z.number().int().positive().default(64),
   })
   .superRefine((c, ctx) => {
@@ -48,7 +79,6 @@ export const expansionEstimatorConfigSchema = z
   });
 
 export type ExpansionEstimatorConfig = z.output<typeof expansionEstimatorConfigSchema>;
-export type ExpansionEstimatorConfigInput = z.input<typeof expansionEstimatorConfigSchema>;
 
 export function parseExpansionEstimatorConfig(
   input: unknown = {},

@@ -1,16 +1,47 @@
 import { z } from 'zod';
 import { parseConfig } from '../parse-config.js';
-import { backpressureConfigSchema } from './backpressure-config.js';
-import { bottleneckDiagnosisConfigSchema } from './bottleneck-diagnosis-config.js';
-import { byteBudgetConfigSchema } from './byte-budget-config.js';
-import { expansionEstimatorConfigSchema } from './expansion-estimator-config.js';
-import { quarantineLaneConfigSchema } from './quarantine-lane-config.js';
-import { stuckDetectorConfigSchema } from './stuck-detector-config.js';
+import { backpressureConfigSchema, type BackpressureConfigInput } from './backpressure-config.js';
+import {
+  bottleneckDiagnosisConfigSchema,
+  type BottleneckDiagnosisConfigInput,
+} from './bottleneck-diagnosis-config.js';
+import { byteBudgetConfigSchema, type ByteBudgetConfigInput } from './byte-budget-config.js';
+import {
+  expansionEstimatorConfigSchema,
+  type ExpansionEstimatorConfigInput,
+} from './expansion-estimator-config.js';
+import {
+  quarantineLaneConfigSchema,
+  type QuarantineLaneConfigInput,
+} from './quarantine-lane-config.js';
+import {
+  stuckDetectorConfigSchema,
+  type StuckDetectorConfigInput,
+} from './stuck-detector-config.js';
 
 /**
  * Every flow-control setting in one object, for an embedder that validates
  * its whole configuration once at start. Each part defaults on its own, so
  * `{}` is a complete configuration.
+ */
+export interface FlowControlConfigInput {
+  /** The backpressure state machine's thresholds and timings. */
+  backpressure?: BackpressureConfigInput | undefined;
+  /** When the pipeline counts as stuck, and how that escalates. */
+  stuckDetector?: StuckDetectorConfigInput | undefined;
+  /** The admission budget of bytes in flight. */
+  byteBudget?: ByteBudgetConfigInput | undefined;
+  /** How a record's in-memory size is estimated from its wire size. */
+  expansion?: ExpansionEstimatorConfigInput | undefined;
+  /** When a saturated budget is blamed on the sink rather than on memory. */
+  bottleneck?: BottleneckDiagnosisConfigInput | undefined;
+  /** The quarantine lane's bounds. */
+  quarantine?: QuarantineLaneConfigInput | undefined;
+}
+
+/**
+ * The validator of {@link FlowControlConfigInput} (a type test proves the two
+ * agree).
  */
 export const flowControlConfigSchema = z.strictObject({
   backpressure: backpressureConfigSchema.prefault({}),
@@ -22,7 +53,6 @@ export const flowControlConfigSchema = z.strictObject({
 });
 
 export type FlowControlConfig = z.output<typeof flowControlConfigSchema>;
-export type FlowControlConfigInput = z.input<typeof flowControlConfigSchema>;
 
 export function parseFlowControlConfig(
   input: unknown = {},
