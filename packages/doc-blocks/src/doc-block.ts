@@ -10,6 +10,11 @@ import { join, relative } from 'node:path';
  * - ```ts test       compile, then run with vitest: the block is a test file;
  * - ```ts services   compile here, run by the integration suite, where the
  *                    THALWEG_* endpoints of the real services are set;
+ * - ```ts service    a long-running service (it reads until told to stop):
+ *                    compiled here, run by the integration suite by a
+ *                    scenario of its own (service-blocks.int.test.ts) that
+ *                    feeds it, waits for its effect and stops it with
+ *                    SIGTERM; a service block no scenario claims fails;
  * - ```ts compile    compile only. Its first line must be a `//` comment that
  *                    says why it cannot run (what it would need).
  *
@@ -18,7 +23,7 @@ import { join, relative } from 'node:path';
  * after `ts` is refused, as is ```typescript, so a block cannot slip past by
  * its spelling.
  */
-export type BlockMode = 'run' | 'test' | 'services' | 'compile';
+export type BlockMode = 'run' | 'test' | 'services' | 'service' | 'compile';
 
 export interface DocBlock {
   /** The Markdown file, relative to the repository root. */
@@ -46,6 +51,7 @@ const modes: Readonly<Record<string, BlockMode>> = {
   '': 'run',
   test: 'test',
   services: 'services',
+  service: 'service',
   compile: 'compile',
 };
 
@@ -72,7 +78,7 @@ export function parseDocBlocks(file: string, markdown: string): DocBlock[] {
       throw new DocBlockError(
         file,
         start + 1,
-        `unknown fence info "ts ${rest.trim()}": use ts, ts test, ts services or ts compile`,
+        `unknown fence info "ts ${rest.trim()}": use ts, ts test, ts services, ts service or ts compile`,
       );
     }
     const code = lines.slice(start + 1, end).join('\n') + '\n';

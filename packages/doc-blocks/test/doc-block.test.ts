@@ -56,7 +56,7 @@ describe('the fence convention', () => {
     const e = refusal(['', `${fence}ts skip`, 'x', fence].join('\n'));
     expect(e.code).toBe('TWG_DOC_BLOCK_INVALID');
     expect(e.message).toBe(
-      'docs/guides/x.md:2: unknown fence info "ts skip": use ts, ts test, ts services or ts compile',
+      'docs/guides/x.md:2: unknown fence info "ts skip": use ts, ts test, ts services, ts service or ts compile',
     );
   });
 
