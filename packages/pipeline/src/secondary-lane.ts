@@ -41,6 +41,12 @@ export interface SecondaryStats {
   readonly alreadyCoveredBatches: number;
   readonly alreadyCoveredRecords: number;
   /**
+   * Live batches not offered: recovery was replaying the rest of their span
+   * into the sink (what that replay leaves uncovered, its next pass repairs).
+   */
+  readonly replayingBatches: number;
+  readonly replayingRecords: number;
+  /**
    * Batches the sink refused alone or set aside (poison, retries exhausted):
    * their records are quarantined, and the lane went on (ADR 0025).
    */
@@ -87,6 +93,8 @@ export class SecondaryLane<B> {
   private shedRecords = 0;
   private alreadyCovered = 0;
   private alreadyCoveredRecords = 0;
+  private replaying = 0;
+  private replayingRecords = 0;
   private setAsideBatches = 0;
   private quarantined = 0;
   private readonly pending = new PendingSpans();
@@ -155,6 +163,12 @@ export class SecondaryLane<B> {
       this.alreadyCoveredRecords += batch.records.length;
       return;
     }
+    if (this.state.kind === 'running' && this.covered.claimed(batch.span)) {
+      // Recovery is writing it into the sink now (ADR 0030): not twice.
+      this.replaying += 1;
+      this.replayingRecords += batch.records.length;
+      return;
+    }
     const item = { batch, bytes: batchBytes(batch) };
     if (this.state.kind !== 'running' || this.stopping || !this.queue.offer(item)) {
       this.shed += 1;
@@ -206,6 +220,8 @@ export class SecondaryLane<B> {
       shedRecords: this.shedRecords,
       alreadyCoveredBatches: this.alreadyCovered,
       alreadyCoveredRecords: this.alreadyCoveredRecords,
+      replayingBatches: this.replaying,
+      replayingRecords: this.replayingRecords,
       setAsideBatches: this.setAsideBatches,
       quarantined: this.quarantined,
     };

@@ -1,10 +1,10 @@
 import { partitionKey, type Clock, type SourcePartition } from '@thalweg/connector-core';
 
 interface Reading {
-  /** The end of the last piece offered to the lanes; null before the first one. */
-  at: number | null;
-  /** When live ingest last showed progress here (taken, positioned or offered a piece). */
-  movedAt: number;
+  /** Where the source resumed, or the end of the last piece offered to the lanes. */
+  readonly at: number;
+  /** When live ingest last showed progress here (positioned, or offered a piece). */
+  readonly movedAt: number;
 }
 
 /**
@@ -13,46 +13,39 @@ interface Reading {
  * offer it to each running secondary lane, so recovery leaves a gap at or
  * above it to the lane instead of replaying it beside it (ADR 0030). After
  * a crash the source resumes at its committed position, behind raw, and
- * re-reads what raw already holds: without this, recovery would plan those
- * very gaps at once and both would write them.
+ * re-reads what raw already holds; once this process has seen where, the
+ * gaps from there on are the live lane's.
  *
  * It only ever withholds work from recovery for a while, never for good:
  * - a gap below `at` was offered already (delivered, shed or covered), so
  *   recovery repairs whatever of it is still missing;
- * - a revoked partition, one this member was not assigned, and every
- *   partition once ingest ended, are recovery's again;
- * - a partition where live ingest has not moved for `graceMs` (not yet read
- *   after its assignment, paused, stalled) is recovery's again: before its
- *   first batch this process does not know where a broker-managed partition
- *   resumes, and one that stays at the end of its log never sends one.
+ * - a partition whose position is not known here yet (a broker-managed one
+ *   before its first piece: the group's committed offset is not ours to
+ *   read), a revoked one, and every partition once ingest ended, are
+ *   recovery's; what recovery is replaying then, the live lane skips
+ *   (CoveredSpans.claim) instead;
+ * - a partition where live ingest has not moved for `graceMs` (paused,
+ *   stalled) is recovery's again.
  */
 export class LiveReach {
   private readonly partitions = new Map<string, Reading>();
-  /** Revoked and not taken again: never left to live. */
+  /** Revoked and not taken again: a piece of the old assignment moves nothing. */
   private readonly revoked = new Set<string>();
-  /** An `assigned` event was seen: partitions not in `partitions` are another member's. */
-  private assignmentKnown = false;
   private ended = false;
-  private readonly openedAt: number;
 
   constructor(
     private readonly clock: Clock,
     private readonly graceMs: number,
-  ) {
-    this.openedAt = clock.now();
-  }
+  ) {}
 
   /** A store-managed partition resumes at `next` (its stored cursor, or 0): known at open. */
   resumeAt(partition: SourcePartition, next: number): void {
     this.partitions.set(partitionKey(partition), { at: next, movedAt: this.clock.now() });
   }
 
-  /** The source took `partition`; where it resumes is known at its first batch. */
+  /** The source took `partition`; where it resumes is known at its first piece. */
   assigned(partition: SourcePartition): void {
-    const key = partitionKey(partition);
-    this.assignmentKnown = true;
-    this.revoked.delete(key);
-    this.partitions.set(key, { at: null, movedAt: this.clock.now() });
+    this.revoked.delete(partitionKey(partition));
   }
 
   /** The source gave `partition` up: nothing of it will be read here again. */
@@ -74,22 +67,12 @@ export class LiveReach {
     this.ended = true;
   }
 
-  /**
-   * The offset from which live ingest will still offer `partition` itself,
-   * or null when it will not (recovery owns every gap of it). Zero while
-   * it is taken, or may be, and its resume position is not known yet.
-   */
+  /** The offset from which live ingest will still offer `partition` itself, or null (recovery's). */
   floor(partition: SourcePartition): number | null {
     if (this.ended) return null;
-    const key = partitionKey(partition);
-    if (this.revoked.has(key)) return null;
-    const now = this.clock.now();
-    const reading = this.partitions.get(key);
-    if (reading === undefined) {
-      // Not (yet) seen: perhaps this member's, before its first assignment.
-      return this.assignmentKnown || now - this.openedAt > this.graceMs ? null : 0;
-    }
-    if (now - reading.movedAt > this.graceMs) return null;
-    return reading.at ?? 0;
+    const reading = this.partitions.get(partitionKey(partition));
+    if (reading === undefined) return null;
+    if (this.clock.now() - reading.movedAt > this.graceMs) return null;
+    return reading.at;
   }
 }

@@ -25,8 +25,7 @@ export const recoveryConfigSchema = z
      * In the `both` role, a gap that live ingest will read again (at or past
      * where it has got in a partition) is left to the live lane while the
      * partition moves; a partition live ingest has not moved in for this
-     * long (not yet read after a restart or an assignment, paused, at the end
-     * of its log) is recovery's again (ADR 0030).
+     * long (paused, stalled) is recovery's again (ADR 0030).
      */
     liveGraceMs: positiveInt.default(30_000),
     /** Who this worker is in lease records (default: host and process id). */

@@ -59,6 +59,12 @@ export interface RecoveryDeps {
   readonly recordEmpty: (sink: SinkId, span: OffsetSpan) => void;
   /** See `planRecovery`: the lowest offset a live lane may still deliver itself. */
   readonly liveFloor: (sink: SinkId, partition: SourcePartition) => number | null;
+  /**
+   * Tells the window's live lane that recovery replays its gaps now, so it
+   * does not offer them too (ADR 0030); returns the release, called once
+   * the replay settled and its coverage was written.
+   */
+  readonly claim: (window: RecoveryWindow) => () => void;
   readonly log: (line: string) => void;
 }
 
@@ -154,9 +160,13 @@ export class RecoveryRunner {
         deps.log(`recovery of ${window.key}: ${line}`);
       });
     }
+    const release = deps.claim(window);
     try {
       return await this.replayClaimed(window, target, signal, keeper);
     } finally {
+      // What the replay covered is in the lane's covered spans by now (its
+      // coverage was written); what it did not is a gap for the next pass.
+      release();
       // Never leaves a renewal timer behind, whatever failed.
       await keeper?.stop();
     }

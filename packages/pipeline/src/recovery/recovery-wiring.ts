@@ -127,6 +127,12 @@ export function openRecovery(w: RecoveryWiring): RecoveryParts {
       }
     },
     liveFloor,
+    claim: (window) => {
+      const covered = ownOf.get(window.sink)?.covered;
+      const partition = { topic: window.topic, partition: window.partition };
+      covered?.claim(partition, window.gaps);
+      return () => covered?.release(partition, window.gaps);
+    },
     log: w.log,
   });
   return { meter, runner, liveFloor };

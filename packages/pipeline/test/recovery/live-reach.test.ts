@@ -1,10 +1,10 @@
-import { ManualClock, sinkId } from '@thalweg/connector-core';
+import { ManualClock, partitionKey, sinkId } from '@thalweg/connector-core';
 import type { CoverageStore } from '@thalweg/offset-store';
 import { describe, expect, it } from 'vitest';
 import { LiveReach } from '../../src/recovery/live-reach.js';
 import { build } from '../doubles/harness.js';
 import type { MemorySecondary } from '../doubles/memory-sinks.js';
-import { logsOf, MemoryGroupSource } from '../doubles/memory-sources.js';
+import { logsOf, MemoryGroupSource, MemoryStoreSource } from '../doubles/memory-sources.js';
 import { ingestWithoutSecondary } from '../doubles/raw-ahead.js';
 import { until } from '../doubles/waits.js';
 
@@ -18,15 +18,12 @@ describe('LiveReach', () => {
   it('leaves to live what it will read again, and hands back what it will not', () => {
     const clock = new ManualClock();
     const reach = new LiveReach(clock, 1_000);
-    // Before the first assignment, any partition may be this member's.
-    expect(reach.floor(P0)).toBe(0);
+    // Where a broker-managed partition resumes is not known before its first piece.
     reach.assigned(P0);
-    // Taken, and where it resumes not known yet: all of it waits for live.
-    expect(reach.floor(P0)).toBe(0);
-    // The assignment is known now: a partition not in it is another member's.
-    expect(reach.floor(P1)).toBeNull();
+    expect(reach.floor(P0)).toBeNull();
     reach.offered(P0, 40);
     expect(reach.floor(P0)).toBe(40);
+    expect(reach.floor(P1)).toBeNull();
     clock.advance(1_000);
     expect(reach.floor(P0)).toBe(40);
     // Not moved for longer than the grace: recovery's again.
@@ -40,20 +37,16 @@ describe('LiveReach', () => {
     reach.offered(P0, 80);
     expect(reach.floor(P0)).toBeNull();
     reach.assigned(P0);
-    expect(reach.floor(P0)).toBe(0);
+    reach.offered(P0, 20);
+    expect(reach.floor(P0)).toBe(20);
     reach.end();
     expect(reach.floor(P0)).toBeNull();
   });
 
-  it('a store-managed partition is known from open; an unassigned one only for the grace', () => {
-    const clock = new ManualClock();
-    const reach = new LiveReach(clock, 1_000);
+  it('a store-managed partition is known from open', () => {
+    const reach = new LiveReach(new ManualClock(), 1_000);
     reach.resumeAt(P0, 25);
     expect(reach.floor(P0)).toBe(25);
-    expect(reach.floor(P1)).toBe(0);
-    clock.advance(1_001);
-    expect(reach.floor(P0)).toBeNull();
-    expect(reach.floor(P1)).toBeNull();
   });
 });
 
@@ -68,7 +61,7 @@ async function gapsOf(coverage: CoverageStore, partition: number, end: number) {
 }
 
 describe('after a restart behind raw, in the both role', () => {
-  it('a gap live ingest re-reads is written once, by the live lane, not by recovery too', async () => {
+  it('a gap recovery replays before live ingest knows where it resumes is not offered live too', async () => {
     // Raw holds [0, 200) the secondary never got; the source resumes at 0 (its committed position).
     const { coverage, rawHeld } = await ingestWithoutSecondary(200);
     const source = new MemoryGroupSource(logsOf('t', 1, 200), 20);
@@ -85,26 +78,55 @@ describe('after a restart behind raw, in the both role', () => {
     const run = built.pipeline.run();
     const sink = built.secondaries[0];
     if (sink === undefined) throw new Error('no secondary');
-    // Recovery's first pass plans while the group is still joining, and
-    // submits what it planned before it waits for the sink's acknowledgements.
-    await until(() => built.pipeline.backlog().plannedAt !== null);
-    await until(() => sink.submitted >= built.pipeline.backlog().unclaimedWindows);
-    // Then live ingest re-reads the same range and offers it to the lane.
+    // Recovery's first pass plans while the group is still joining (nothing
+    // says where it resumes), and submits before it waits for the sink.
+    await until(() => sink.submitted === 1);
+    // Then live ingest re-reads the same range while the replay is unconfirmed.
     join();
-    await until(() => built.pipeline.stats().secondaries[0]?.submittedBatches === 10);
+    await until(() => built.pipeline.stats().source.records === 200);
     sink.mode = 'auto';
     await sink.ack();
     await until(async () => (await gapsOf(coverage, 0, 200)).length === 0);
     const stats = await built.pipeline.stop();
     await run;
     expect(writesOnce(sink)).toEqual({ rows: 200, twice: 0 });
-    expect(stats.recovery?.recordsReplayed).toBe(0);
-    expect(stats.secondaries[0]?.submittedBatches).toBe(10);
+    expect(stats.recovery?.recordsReplayed).toBe(200);
+    expect(stats.secondaries[0]).toMatchObject({ submittedBatches: 0, replayingRecords: 200 });
+  });
+
+  it('a gap past where live ingest resumes is left to the live lane, below it to recovery', async () => {
+    const { coverage, rawHeld } = await ingestWithoutSecondary(200);
+    // The stored cursor lags raw: the source resumes at 120 and reads [120, 200) again.
+    await coverage.rewindCursor(
+      { source: 'memory', topic: 't', partition: 0 },
+      { kind: 'log-offset', nextOffset: 120 },
+    );
+    const source = new MemoryStoreSource(logsOf('t', 1, 200), 20);
+    source.endless = true;
+    const built = await build(source, {
+      coverage,
+      rawHeld,
+      secondaries: 1,
+      config: { recovery: { role: 'both', scanEveryMs: 10, liveGraceMs: NEVER } },
+    });
+    const run = built.pipeline.run();
+    await until(async () => (await gapsOf(coverage, 0, 200)).length === 0);
+    const stats = await built.pipeline.stop();
+    await run;
+    const sink = built.secondaries[0];
+    if (sink === undefined) throw new Error('no secondary');
+    expect(writesOnce(sink)).toEqual({ rows: 200, twice: 0 });
+    expect(stats.recovery?.recordsReplayed).toBe(120);
+    expect(stats.secondaries[0]?.submittedBatches).toBe(4);
   });
 
   it('what the live lane shed while re-reading is still repaired by recovery', async () => {
     const { coverage, rawHeld } = await ingestWithoutSecondary(200);
-    const source = new MemoryGroupSource(logsOf('t', 1, 200), 20);
+    await coverage.rewindCursor(
+      { source: 'memory', topic: 't', partition: 0 },
+      { kind: 'log-offset', nextOffset: 0 },
+    );
+    const source = new MemoryStoreSource(logsOf('t', 1, 200), 20);
     source.endless = true;
     let release: () => void = () => undefined;
     const built = await build(source, {
@@ -138,59 +160,52 @@ describe('after a restart behind raw, in the both role', () => {
     expect(writesOnce(sink)).toEqual({ rows: 200, twice: 0 });
   });
 
-  it('a partition revoked before live ingest reached it is repaired by recovery; the kept one by live', async () => {
+  it('a partition revoked before live ingest got to its gaps is repaired by recovery', async () => {
     const { coverage, rawHeld } = await ingestWithoutSecondary(200, 2);
-    const source = new MemoryGroupSource(logsOf('t', 2, 200), 20);
+    // The group resumes both partitions at 0; live ingest has read t/1 only to 100 so far.
+    const logs = logsOf('t', 2, 200);
+    const p1 = logs.get(partitionKey(P1));
+    if (p1 === undefined) throw new Error('no t/1');
+    p1.records.splice(100);
+    const source = new MemoryGroupSource(logs, 20);
     source.endless = true;
     let join: () => void = () => undefined;
     source.joining = new Promise<void>((r) => (join = r));
+    let planned: () => void = () => undefined;
     const built = await build(source, {
       coverage,
       rawHeld,
       secondaries: 1,
       config: { recovery: { role: 'both', scanEveryMs: 10, liveGraceMs: NEVER } },
     });
+    // Recovery's first pass waits to read raw until live ingest has read what it can.
+    const held = built.raw.held.bind(built.raw);
+    const gate = new Promise<void>((r) => (planned = r));
+    let first = true;
+    built.raw.held = async () => {
+      if (first) {
+        first = false;
+        await gate;
+      }
+      return held();
+    };
     const run = built.pipeline.run();
     const sink = built.secondaries[0];
     if (sink === undefined) throw new Error('no secondary');
-    // Both partitions may be this member's: passes leave them to live.
+    join();
+    await until(() => built.pipeline.stats().source.records === 300);
+    planned();
+    // Live ingest will read t/1 from 100 on: passes leave it that.
     await until(() => (built.pipeline.stats().recovery?.passes ?? 0) >= 3);
     expect(built.pipeline.stats().recovery?.recordsReplayed).toBe(0);
-    // A rebalance takes t/1 away before anything of it was read here.
+    // A rebalance takes t/1 away: nothing of it is read here again.
     source.revoke(P1);
     await until(async () => (await gapsOf(coverage, 1, 200)).length === 0);
-    expect(built.pipeline.stats().recovery?.recordsReplayed).toBe(200);
-    expect([...sink.rows.keys()].filter((k) => k.startsWith('0:'))).toEqual([]);
-    join();
-    await until(async () => (await gapsOf(coverage, 0, 200)).length === 0);
     const stats = await built.pipeline.stop();
     await run;
+    expect(await gapsOf(coverage, 0, 200)).toEqual([]);
     expect(writesOnce(sink)).toEqual({ rows: 400, twice: 0 });
-    expect(stats.recovery?.recordsReplayed).toBe(200);
-    // t/0 by the live lane alone (its confirmations count recovery's too).
-    expect(stats.secondaries[0]?.submittedBatches).toBe(10);
-  });
-
-  it('a partition live ingest never reads (the group still joining) is recovery’s after the grace', async () => {
-    const { coverage, rawHeld } = await ingestWithoutSecondary(200);
-    const source = new MemoryGroupSource(logsOf('t', 1, 200), 20);
-    source.joining = new Promise<void>(() => undefined);
-    const clock = new ManualClock();
-    const built = await build(source, {
-      coverage,
-      rawHeld,
-      clock,
-      secondaries: 1,
-      config: { recovery: { role: 'both', scanEveryMs: 10, liveGraceMs: 1_000 } },
-    });
-    const run = built.pipeline.run();
-    await until(() => (built.pipeline.stats().recovery?.passes ?? 0) >= 3);
-    expect(built.pipeline.stats().recovery?.recordsReplayed).toBe(0);
-    clock.advance(1_001);
-    await until(async () => (await gapsOf(coverage, 0, 200)).length === 0);
-    const stats = await built.pipeline.stop();
-    await run;
-    expect(stats.recovery?.recordsReplayed).toBe(200);
-    expect(built.secondaries[0]?.rows.size).toBe(200);
+    expect(stats.recovery?.recordsReplayed).toBe(100);
+    expect(stats.secondaries[0]?.submittedBatches).toBe(15);
   });
 });

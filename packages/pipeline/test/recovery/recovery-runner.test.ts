@@ -85,6 +85,7 @@ function setup(
     quarantine: () => undefined,
     recordEmpty: (_sink, span) => emptied.push(span),
     liveFloor: () => null,
+    claim: () => () => undefined,
     log,
   });
   const covered = async () =>
