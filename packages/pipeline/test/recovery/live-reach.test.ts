@@ -94,6 +94,38 @@ describe('after a restart behind raw, in the both role', () => {
     expect(stats.secondaries[0]).toMatchObject({ submittedBatches: 0, replayingRecords: 200 });
   });
 
+  it('a window planned before the live lane delivered its span is not replayed when its turn comes', async () => {
+    const { coverage, rawHeld } = await ingestWithoutSecondary(200);
+    const source = new MemoryGroupSource(logsOf('t', 1, 200), 20);
+    source.endless = true;
+    let join: () => void = () => undefined;
+    source.joining = new Promise<void>((r) => (join = r));
+    const built = await build(source, {
+      coverage,
+      rawHeld,
+      secondaries: 1,
+      secondary: (s) => (s.mode = 'manual'),
+      config: {
+        recovery: { role: 'both', windowRecords: 40, scanEveryMs: 10, liveGraceMs: NEVER },
+      },
+    });
+    const run = built.pipeline.run();
+    const sink = built.secondaries[0];
+    if (sink === undefined) throw new Error('no secondary');
+    // The first pass plans five windows while the group joins, and replays the first.
+    await until(() => sink.submitted === 1);
+    join();
+    // Live ingest skips what that replay claims and delivers the rest.
+    await until(() => built.pipeline.stats().secondaries[0]?.submittedBatches === 8);
+    sink.mode = 'auto';
+    await sink.ack();
+    await until(async () => (await gapsOf(coverage, 0, 200)).length === 0);
+    const stats = await built.pipeline.stop();
+    await run;
+    expect(writesOnce(sink)).toEqual({ rows: 200, twice: 0 });
+    expect(stats.recovery).toMatchObject({ recordsReplayed: 40, windowsTrimmed: 4 });
+  });
+
   it('a gap past where live ingest resumes is left to the live lane, below it to recovery', async () => {
     const { coverage, rawHeld } = await ingestWithoutSecondary(200);
     // The stored cursor lags raw: the source resumes at 120 and reads [120, 200) again.
