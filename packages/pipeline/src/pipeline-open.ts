@@ -259,8 +259,10 @@ async function positionSource(
       partition: p.partition,
     });
     await holes.check(p, cursor?.nextOffset ?? 0);
-    // Read again from here: recovery leaves what is past it to the live lanes.
-    reach.resumeAt(p, cursor?.nextOffset ?? 0);
+    // Read again from here, if the origin can send it again: recovery
+    // leaves what is past it to the live lanes (ADR 0030).
+    const again = source.origin.kind === 'replayable' || source.origin.resumable;
+    if (again) reach.resumeAt(p, cursor?.nextOffset ?? 0);
     if (cursor === null) continue;
     source.seek(p, cursor);
     gating.tracker.resumeAt(p, cursor.nextOffset);

@@ -192,6 +192,37 @@ describe('after a restart behind raw, in the both role', () => {
     expect(writesOnce(sink)).toEqual({ rows: 200, twice: 0 });
   });
 
+  it('a failed lane leaves every gap to recovery, even past where live ingest resumes', async () => {
+    const { coverage, rawHeld } = await ingestWithoutSecondary(200);
+    await coverage.rewindCursor(
+      { source: 'memory', topic: 't', partition: 0 },
+      { kind: 'log-offset', nextOffset: 0 },
+    );
+    // Live ingest has read [0, 40) again so far, and will read on from there.
+    const logs = logsOf('t', 1, 200);
+    logs.get(partitionKey(P0))?.records.splice(40);
+    const source = new MemoryStoreSource(logs, 20);
+    source.endless = true;
+    const built = await build(source, {
+      coverage,
+      rawHeld,
+      secondaries: 1,
+      secondary: (s) => (s.failSubmits = true),
+      config: { recovery: { role: 'both', scanEveryMs: 10, liveGraceMs: NEVER } },
+    });
+    const run = built.pipeline.run();
+    await until(() => built.pipeline.stats().secondaries[0]?.state === 'failed');
+    // The sink takes writes again; its lane stays failed, and sheds what live ingest reads.
+    const sink = built.secondaries[0];
+    if (sink === undefined) throw new Error('no secondary');
+    sink.failSubmits = false;
+    await until(async () => (await gapsOf(coverage, 0, 200)).length === 0);
+    const stats = await built.pipeline.stop();
+    await run;
+    expect(stats.recovery?.recordsReplayed).toBe(200);
+    expect(writesOnce(sink)).toEqual({ rows: 200, twice: 0 });
+  });
+
   it('a partition revoked before live ingest got to its gaps is repaired by recovery', async () => {
     const { coverage, rawHeld } = await ingestWithoutSecondary(200, 2);
     // The group resumes both partitions at 0; live ingest has read t/1 only to 100 so far.
