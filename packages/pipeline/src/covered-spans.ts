@@ -22,8 +22,8 @@ import { RangeSet, type CoverageStore, type CoveredRange } from '@thalweg/offset
  * record the sink does not hold; nothing here is ever written as coverage.
  *
  * Apart from it, the ranges recovery is replaying into the sink right now
- * (`claim`, ADR 0030): a live batch inside them and what the sink holds is
- * not offered either (`claimed`). Not durable, so never counted as covered:
+ * (`claim`, ADR 0030): the live lane offers only what is in neither
+ * (`split`). Not durable, so never counted as covered:
  * if the replay does not cover it, the span stays a gap, and as live ingest
  * went past it, recovery's next pass replays it again.
  */
@@ -86,18 +86,50 @@ export class CoveredSpans {
   }
 
   /**
-   * Whether every offset of the span not durably covered is being replayed
-   * by recovery now (and some is: a wholly covered span is `covers`).
+   * The span cut into what the sink durably holds, what recovery is
+   * replaying into it now, and what is missing from both (each ascending):
+   * the live lane offers only the last.
    */
-  claimed(span: OffsetSpan): boolean {
-    if (span.end <= span.start) return false;
-    const claims = this.claims.get(partitionKey(span));
-    if (claims === undefined) return false;
-    const held = this.partitions.get(partitionKey(span));
-    const missing = held?.gaps(span.start, span.end) ?? [{ start: span.start, end: span.end }];
+  split(span: OffsetSpan): SpanParts {
+    if (span.end <= span.start) return { covered: [], claimed: [], missing: [] };
+    const whole = [{ start: span.start, end: span.end }];
+    const key = partitionKey(span);
+    const notHeld = this.partitions.get(key)?.gaps(span.start, span.end) ?? whole;
+    const claims = this.claims.get(key);
+    if (claims === undefined) {
+      return { covered: between(whole, notHeld), claimed: [], missing: notHeld };
+    }
     const replaying = RangeSet.of(claims.flat());
-    return missing.every((g) => replaying.covers(g.start, g.end));
+    const missing = notHeld.flatMap((g) => replaying.gaps(g.start, g.end));
+    return {
+      covered: between(whole, notHeld),
+      claimed: between(notHeld, missing),
+      missing,
+    };
   }
+}
+
+export interface SpanParts {
+  readonly covered: readonly CoveredRange[];
+  readonly claimed: readonly CoveredRange[];
+  readonly missing: readonly CoveredRange[];
+}
+
+/** What of `outer` (ascending, disjoint) is not in `inner` (ascending, disjoint, within it). */
+function between(outer: readonly CoveredRange[], inner: readonly CoveredRange[]): CoveredRange[] {
+  const out: CoveredRange[] = [];
+  let i = 0;
+  for (const o of outer) {
+    let at = o.start;
+    for (; i < inner.length; i++) {
+      const g = inner[i];
+      if (g === undefined || g.start >= o.end) break;
+      if (g.start > at) out.push({ start: at, end: g.start });
+      at = Math.max(at, g.end);
+    }
+    if (at < o.end) out.push({ start: at, end: o.end });
+  }
+  return out;
 }
 
 function same(a: CoveredRange, b: CoveredRange | undefined): boolean {

@@ -9,16 +9,18 @@ import {
   type Receipt,
   type SetAside,
   type Sink,
-  type SinkId,
   type SourceBatch,
   type SourcePartition,
 } from '@thalweg/connector-core';
 import type { DurableReceipt } from '@thalweg/offset-store';
+import { clipBatch, recordsIn } from './batch-clip.js';
 import { batchBytes } from './batch-split.js';
 import type { CoverageRecorder } from './coverage-recorder.js';
 import { CoveredSpans } from './covered-spans.js';
 import { secondaryConfigSchema, type SecondaryConfig } from './pipeline-config.js';
 import { PendingSpans } from './secondary-pending.js';
+import { emptyReceipt } from './vacuous-receipt.js';
+import { withDeadline } from './with-deadline.js';
 import type { Derive, Derived, QuarantineNote } from './topology.js';
 
 export type LaneState =
@@ -155,24 +157,44 @@ export class SecondaryLane<B> {
     return this.state;
   }
 
-  /** Hands a batch raw accepted to this lane; sheds it when the lane cannot take it. */
+  /**
+   * Hands a batch raw accepted to this lane; sheds it when the lane cannot
+   * take it. Only what the sink does not durably hold and recovery is not
+   * replaying into it now is offered (ADR 0028, ADR 0030): a batch covered
+   * in part is cut to the rest.
+   */
   offer(batch: SourceBatch): void {
-    if (this.covered.covers(batch.span)) {
+    const parts = this.covered.split(batch.span);
+    if (parts.missing.length === 0 && parts.claimed.length === 0) {
       // Written durably before (ahead of a crash, or by recovery just now).
       this.alreadyCovered += 1;
       this.alreadyCoveredRecords += batch.records.length;
       return;
     }
-    if (this.state.kind === 'running' && this.covered.claimed(batch.span)) {
-      // Recovery is writing it into the sink now (ADR 0030): not twice.
+    if (this.state.kind !== 'running' || this.stopping) {
+      this.shedItem({ batch, bytes: 0 });
+      return;
+    }
+    if (parts.missing.length === 0) {
+      // Recovery is writing the rest into the sink now: not twice.
       this.replaying += 1;
       this.replayingRecords += batch.records.length;
       return;
     }
+    if (parts.covered.length > 0 || parts.claimed.length > 0) {
+      this.alreadyCoveredRecords += recordsIn(batch, parts.covered);
+      this.replayingRecords += recordsIn(batch, parts.claimed);
+    }
+    for (const range of parts.missing) {
+      const piece = clipBatch(batch, range);
+      if (piece !== null) this.enqueue(piece);
+    }
+  }
+
+  private enqueue(batch: SourceBatch): void {
     const item = { batch, bytes: batchBytes(batch) };
-    if (this.state.kind !== 'running' || this.stopping || !this.queue.offer(item)) {
-      this.shed += 1;
-      this.shedRecords += batch.records.length;
+    if (!this.queue.offer(item)) {
+      this.shedItem(item);
       return;
     }
     this.pending.hold(batch.span);
@@ -360,40 +382,6 @@ function queueOf(config: SecondaryConfig): SubmitQueue<Queued> {
 
 function isDurableReceipt(receipt: Receipt): receipt is DurableReceipt {
   return receipt.durability !== 'none' && isDurable({ kind: receipt.durability });
-}
-
-export function emptyReceipt(
-  sink: SinkId,
-  span: OffsetSpan,
-  durability: DurableReceipt['durability'],
-): DurableReceipt {
-  const now = Date.now();
-  return {
-    sink,
-    span,
-    durability,
-    records: 0,
-    bytes: 0,
-    submittedAt: now,
-    confirmedAt: now,
-  };
-}
-
-/** Whether `work` settled successfully within `ms`; never rejects. */
-export async function withDeadline(work: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<false>((resolve) => {
-    timer = setTimeout(() => {
-      resolve(false);
-    }, ms);
-  });
-  try {
-    return await Promise.race([work.then(() => true), expired]);
-  } catch {
-    return false;
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 function message(error: unknown): string {

@@ -12,7 +12,8 @@ import {
 import type { CoverageStore } from '@thalweg/offset-store';
 import type { LaneOwned, PerLane } from '../per-lane.js';
 import type { PipelineConfig } from '../pipeline-config.js';
-import { emptyReceipt, type SecondaryLane } from '../secondary-lane.js';
+import type { SecondaryLane } from '../secondary-lane.js';
+import { emptyReceipt } from '../vacuous-receipt.js';
 import type { PipelineSpec } from '../topology.js';
 import { BacklogMeter } from './backlog-meter.js';
 import type { LiveReach } from './live-reach.js';
