@@ -1,13 +1,15 @@
 import type { AssignmentEvent, Source, SourceThrottle } from '@thalweg/connector-core';
 import type { GatingState } from './gating-state.js';
 import type { RawHoleGuard } from './raw-hole-guard.js';
+import type { LiveReach } from './recovery/live-reach.js';
 
 /**
  * A consumer group moved partitions. A revoked partition's spans still in
  * flight belong to the old assignment: its generation moves on, so their
  * acknowledgements are dropped, and nothing more is committed for it; taken
- * again, it is checked again for a hole in raw. An assigned partition is told
- * the throttle's current wish.
+ * again, it is checked again for a hole in raw, and recovery repairs all of
+ * its gaps meanwhile (live-reach.ts). An assigned partition is told the
+ * throttle's current wish.
  */
 export function handleAssignment(
   event: AssignmentEvent,
@@ -16,6 +18,7 @@ export function handleAssignment(
   throttle: SourceThrottle,
   source: Source,
   log: (line: string) => void,
+  reach: LiveReach,
 ): void {
   for (const p of event.partitions) {
     if (event.kind === 'revoked') {
@@ -24,8 +27,11 @@ export function handleAssignment(
       gating.committer.forget(p);
       gating.forget(p);
       holes.forget(p);
+      // No longer read here: recovery repairs all of its gaps again.
+      reach.revokedFrom(p);
     } else {
       gating.know(p);
+      reach.assigned(p);
     }
   }
   if (event.kind === 'assigned') {

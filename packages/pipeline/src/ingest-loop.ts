@@ -14,6 +14,7 @@ import type { GatingState } from './gating-state.js';
 import type { PipelineConfig } from './pipeline-config.js';
 import type { QuarantineRouter } from './quarantine-router.js';
 import type { RawHoleGuard } from './raw-hole-guard.js';
+import type { LiveReach } from './recovery/live-reach.js';
 import type { SecondaryLane } from './secondary-lane.js';
 
 export interface IngestDeps {
@@ -27,6 +28,8 @@ export interface IngestDeps {
   /** Raw's own quarantine: records too large for any secondary. */
   readonly rawQuarantine: QuarantineRouter;
   readonly failure: FailureLatch;
+  /** Told of every piece offered to the lanes, and of the end of ingest. */
+  readonly reach: LiveReach;
 }
 
 /**
@@ -40,6 +43,15 @@ export interface IngestDeps {
  * (raw-hole-guard.ts); nothing past either is committed.
  */
 export async function readSource(deps: IngestDeps): Promise<void> {
+  try {
+    await readBatches(deps);
+  } finally {
+    // Nothing more is offered: recovery owns every gap from now on.
+    deps.reach.end();
+  }
+}
+
+async function readBatches(deps: IngestDeps): Promise<void> {
   const { gating, governor, failure } = deps;
   const signal = failure.signal;
   for await (const batch of deps.source.batches(signal)) {
@@ -103,6 +115,9 @@ export async function readSource(deps: IngestDeps): Promise<void> {
       gating.counts.rawBatches += 1;
       gating.counts.rawRecords += piece.records.length;
       offerSecondaries(deps, piece);
+      // Moved only once offered: until then the piece is pending in no lane,
+      // and a reach past it would hand it to recovery beside the live offer.
+      deps.reach.offered(piece.span, piece.span.end);
     }
   }
 }

@@ -27,6 +27,7 @@ import {
   reconcileRawCoverage,
   type RecoveryParts,
 } from './recovery/recovery-wiring.js';
+import { LiveReach } from './recovery/live-reach.js';
 import { SecondaryLane } from './secondary-lane.js';
 import type { PipelineSpec } from './topology.js';
 import { validateTopology } from './validate-topology.js';
@@ -50,6 +51,8 @@ export interface OpenedPipeline {
   readonly raw: ReplayableSink<SourceBatch>;
   readonly lanes: readonly SecondaryLane<unknown>[];
   readonly repair: RecoveryParts;
+  /** How far live ingest has got per partition: recovery leaves the rest to it (ADR 0030). */
+  readonly reach: LiveReach;
   /** The dq-audit trail's recorder (ADR 0026): flushed each flow cycle, closed at shutdown. */
   readonly dq: DqAuditRecorder;
 }
@@ -169,6 +172,7 @@ async function openParts(
     lanesStarted = true;
     await reconcileRawCoverage(raw, coverage);
     await seedCovered(raw, sinks, perLane, coverage);
+    const reach = new LiveReach(clock, config.recovery.liveGraceMs);
     const repair = openRecovery({
       spec: { ...spec, secondaries: specs }, // dq-audit: recovery derives through the audited specs
       config,
@@ -177,16 +181,17 @@ async function openParts(
       lanes,
       coverage,
       perLane,
+      reach,
       clock,
       scheduler,
       log: (line) => userLog(`thalweg recovery: ${line}`),
     });
     const holes = new RawHoleGuard(raw.descriptor, raw, coverage);
     if (config.recovery.role !== 'recovery') {
-      await positionSource(source, sourceName, coverage, gating, holes, debug);
+      await positionSource(source, sourceName, coverage, gating, holes, reach, debug);
     }
     source.onAssignment?.((event) => {
-      handleAssignment(event, gating, holes, governor.throttle, source, log);
+      handleAssignment(event, gating, holes, governor.throttle, source, log, reach);
     });
     return {
       source,
@@ -204,6 +209,7 @@ async function openParts(
       raw,
       lanes,
       repair,
+      reach,
       dq,
     };
   } catch (error) {
@@ -250,6 +256,7 @@ async function positionSource(
   coverage: CoverageStore,
   gating: GatingState,
   holes: RawHoleGuard,
+  reach: LiveReach,
   debug: (line: string) => void,
 ): Promise<void> {
   if (source.regime !== 'store-managed') return;
@@ -260,6 +267,10 @@ async function positionSource(
       partition: p.partition,
     });
     await holes.check(p, cursor?.nextOffset ?? 0);
+    // Read again from here, if the origin can send it again: recovery
+    // leaves what is past it to the live lanes (ADR 0030).
+    const again = source.origin.kind === 'replayable' || source.origin.resumable;
+    if (again) reach.resumeAt(p, cursor?.nextOffset ?? 0);
     if (cursor === null) continue;
     source.seek(p, cursor);
     gating.tracker.resumeAt(p, cursor.nextOffset);

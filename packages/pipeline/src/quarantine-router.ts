@@ -7,7 +7,7 @@ import {
   type SourceBatch,
 } from '@thalweg/connector-core';
 import { recordBytes } from './batch-split.js';
-import { withDeadline } from './secondary-lane.js';
+import { withDeadline } from './with-deadline.js';
 import type { QuarantinedRecord, QuarantineNote, QuarantineWriter } from './topology.js';
 
 export interface QuarantineStats {

@@ -9,16 +9,18 @@ import {
   type Receipt,
   type SetAside,
   type Sink,
-  type SinkId,
   type SourceBatch,
   type SourcePartition,
 } from '@thalweg/connector-core';
 import type { DurableReceipt } from '@thalweg/offset-store';
+import { clipBatch, recordsIn } from './batch-clip.js';
 import { batchBytes } from './batch-split.js';
 import type { CoverageRecorder } from './coverage-recorder.js';
 import { CoveredSpans } from './covered-spans.js';
 import { secondaryConfigSchema, type SecondaryConfig } from './pipeline-config.js';
 import { PendingSpans } from './secondary-pending.js';
+import { emptyReceipt } from './vacuous-receipt.js';
+import { withDeadline } from './with-deadline.js';
 import type { Derive, Derived, QuarantineNote } from './topology.js';
 
 export type LaneState =
@@ -40,6 +42,12 @@ export interface SecondaryStats {
   /** Live batches not offered: the sink durably held all of their span already. */
   readonly alreadyCoveredBatches: number;
   readonly alreadyCoveredRecords: number;
+  /**
+   * Live batches not offered: recovery was replaying the rest of their span
+   * into the sink (what that replay leaves uncovered, its next pass repairs).
+   */
+  readonly replayingBatches: number;
+  readonly replayingRecords: number;
   /**
    * Batches the sink refused alone or set aside (poison, retries exhausted):
    * their records are quarantined, and the lane went on (ADR 0025).
@@ -87,6 +95,8 @@ export class SecondaryLane<B> {
   private shedRecords = 0;
   private alreadyCovered = 0;
   private alreadyCoveredRecords = 0;
+  private replaying = 0;
+  private replayingRecords = 0;
   private setAsideBatches = 0;
   private quarantined = 0;
   private readonly pending = new PendingSpans();
@@ -147,18 +157,44 @@ export class SecondaryLane<B> {
     return this.state;
   }
 
-  /** Hands a batch raw accepted to this lane; sheds it when the lane cannot take it. */
+  /**
+   * Hands a batch raw accepted to this lane; sheds it when the lane cannot
+   * take it. Only what the sink does not durably hold and recovery is not
+   * replaying into it now is offered (ADR 0028, ADR 0030): a batch covered
+   * in part is cut to the rest.
+   */
   offer(batch: SourceBatch): void {
-    if (this.covered.covers(batch.span)) {
+    const parts = this.covered.split(batch.span);
+    if (parts.missing.length === 0 && parts.claimed.length === 0) {
       // Written durably before (ahead of a crash, or by recovery just now).
       this.alreadyCovered += 1;
       this.alreadyCoveredRecords += batch.records.length;
       return;
     }
+    if (this.state.kind !== 'running' || this.stopping) {
+      this.shedItem({ batch, bytes: 0 });
+      return;
+    }
+    if (parts.missing.length === 0) {
+      // Recovery is writing the rest into the sink now: not twice.
+      this.replaying += 1;
+      this.replayingRecords += batch.records.length;
+      return;
+    }
+    if (parts.covered.length > 0 || parts.claimed.length > 0) {
+      this.alreadyCoveredRecords += recordsIn(batch, parts.covered);
+      this.replayingRecords += recordsIn(batch, parts.claimed);
+    }
+    for (const range of parts.missing) {
+      const piece = clipBatch(batch, range);
+      if (piece !== null) this.enqueue(piece);
+    }
+  }
+
+  private enqueue(batch: SourceBatch): void {
     const item = { batch, bytes: batchBytes(batch) };
-    if (this.state.kind !== 'running' || this.stopping || !this.queue.offer(item)) {
-      this.shed += 1;
-      this.shedRecords += batch.records.length;
+    if (!this.queue.offer(item)) {
+      this.shedItem(item);
       return;
     }
     this.pending.hold(batch.span);
@@ -206,6 +242,8 @@ export class SecondaryLane<B> {
       shedRecords: this.shedRecords,
       alreadyCoveredBatches: this.alreadyCovered,
       alreadyCoveredRecords: this.alreadyCoveredRecords,
+      replayingBatches: this.replaying,
+      replayingRecords: this.replayingRecords,
       setAsideBatches: this.setAsideBatches,
       quarantined: this.quarantined,
     };
@@ -344,40 +382,6 @@ function queueOf(config: SecondaryConfig): SubmitQueue<Queued> {
 
 function isDurableReceipt(receipt: Receipt): receipt is DurableReceipt {
   return receipt.durability !== 'none' && isDurable({ kind: receipt.durability });
-}
-
-export function emptyReceipt(
-  sink: SinkId,
-  span: OffsetSpan,
-  durability: DurableReceipt['durability'],
-): DurableReceipt {
-  const now = Date.now();
-  return {
-    sink,
-    span,
-    durability,
-    records: 0,
-    bytes: 0,
-    submittedAt: now,
-    confirmedAt: now,
-  };
-}
-
-/** Whether `work` settled successfully within `ms`; never rejects. */
-export async function withDeadline(work: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<false>((resolve) => {
-    timer = setTimeout(() => {
-      resolve(false);
-    }, ms);
-  });
-  try {
-    return await Promise.race([work.then(() => true), expired]);
-  } catch {
-    return false;
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 function message(error: unknown): string {

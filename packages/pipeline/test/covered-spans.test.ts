@@ -1,10 +1,14 @@
 import { offsetSpan, sinkId } from '@thalweg/connector-core';
 import { InMemoryCoverage } from '@thalweg/offset-store';
 import { describe, expect, it } from 'vitest';
+import { CoverageRecorder } from '../src/coverage-recorder.js';
 import { CoveredSpans } from '../src/covered-spans.js';
+import { secondaryConfigSchema } from '../src/pipeline-config.js';
+import { SecondaryLane } from '../src/secondary-lane.js';
 import { build } from './doubles/harness.js';
-import type { MemoryRow } from './doubles/memory-sinks.js';
-import { logsOf, MemoryGroupSource } from './doubles/memory-sources.js';
+import { jsonRows, MemorySecondary, type MemoryRow } from './doubles/memory-sinks.js';
+import { logsOf, makeRecords, MemoryGroupSource } from './doubles/memory-sources.js';
+import { until } from './doubles/waits.js';
 
 const SEC = sinkId('sec0');
 
@@ -32,6 +36,70 @@ describe('CoveredSpans', () => {
     expect(covered.covers(offsetSpan('t', 1, 0, 10))).toBe(false);
     covered.add(offsetSpan('t', 0, 40, 60));
     expect(covered.covers(offsetSpan('t', 0, 0, 100))).toBe(true);
+  });
+
+  it('splits a span into what the sink holds, what recovery replays now, and the rest', () => {
+    const covered = new CoveredSpans();
+    covered.add(offsetSpan('t', 0, 0, 30));
+    const P = { topic: 't', partition: 0 };
+    covered.claim(P, [
+      { start: 40, end: 50 },
+      { start: 60, end: 70 },
+    ]);
+    expect(covered.split(offsetSpan('t', 0, 20, 80))).toEqual({
+      covered: [{ start: 20, end: 30 }],
+      claimed: [
+        { start: 40, end: 50 },
+        { start: 60, end: 70 },
+      ],
+      missing: [
+        { start: 30, end: 40 },
+        { start: 50, end: 60 },
+        { start: 70, end: 80 },
+      ],
+    });
+    // Released: the claimed ranges are missing again (a claim is never coverage).
+    covered.release(P, [
+      { start: 40, end: 50 },
+      { start: 60, end: 70 },
+    ]);
+    expect(covered.split(offsetSpan('t', 0, 20, 80)).missing).toEqual([{ start: 30, end: 80 }]);
+    expect(covered.covers(offsetSpan('t', 0, 40, 50))).toBe(false);
+  });
+});
+
+describe('a live lane offered a batch its sink holds in part', () => {
+  it('submits only the rest, and counts what it left out', async () => {
+    const coverage = new InMemoryCoverage({ sinks: [SEC] });
+    const covered = new CoveredSpans();
+    covered.add(offsetSpan('t', 0, 0, 30));
+    covered.claim({ topic: 't', partition: 0 }, [{ start: 50, end: 60 }]);
+    const lane = new SecondaryLane(
+      'secondaries[0]',
+      jsonRows,
+      new CoverageRecorder(coverage, () => undefined),
+      () => undefined,
+      () => undefined,
+      covered,
+    );
+    const sink = new MemorySecondary(lane.target, 'sec0');
+    lane.start(sink, secondaryConfigSchema.parse({}));
+    const records = makeRecords('t', 0, 80);
+    lane.offer({ span: offsetSpan('t', 0, 20, 80), records: records.slice(20, 80) });
+    await until(() => lane.stats().submittedBatches > 0 && lane.stats().queuedBatches === 0);
+    await until(() => lane.pendingFloor({ topic: 't', partition: 0 }) === null);
+    await sink.flush();
+    expect([...sink.writes.keys()]).toEqual([
+      ...Array.from({ length: 20 }, (_, i) => `0:${30 + i}`),
+      ...Array.from({ length: 20 }, (_, i) => `0:${60 + i}`),
+    ]);
+    expect(lane.stats()).toMatchObject({
+      submittedBatches: 2,
+      alreadyCoveredBatches: 0,
+      alreadyCoveredRecords: 10,
+      replayingRecords: 10,
+    });
+    await lane.stop(1_000);
   });
 });
 

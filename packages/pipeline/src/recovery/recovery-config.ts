@@ -48,6 +48,14 @@ export interface RecoveryConfigInput {
    */
   quarantine?: 'rehydrate' | 'skip-dlq' | undefined;
   /**
+   * In the `both` role, a gap that live ingest will read again (at or past
+   * where it has got in a partition) is left to the live lane while the
+   * partition moves; a partition live ingest has not moved in for this long
+   * (paused, stalled), in ms, is recovery's again (ADR 0030).
+   * @defaultValue 30000
+   */
+  liveGraceMs?: number | undefined;
+  /**
    * Who this worker is in lease records.
    * @defaultValue `${hostname()}:${process.pid}`
    */
@@ -67,6 +75,7 @@ export const recoveryConfigSchema = z
     renewEveryMs: positiveInt.default(10_000),
     scanEveryMs: positiveInt.default(5_000),
     quarantine: z.enum(['rehydrate', 'skip-dlq']).default('rehydrate'),
+    liveGraceMs: positiveInt.default(30_000),
     holder: z.string().min(1).optional(),
   })
   .superRefine((c, ctx) => {

@@ -7,7 +7,7 @@ import type {
   SourceBatch,
   SourcePartition,
 } from '@thalweg/connector-core';
-import type { CoverageStore, Lease, LeaseStore } from '@thalweg/offset-store';
+import type { CoverageStore, CoveredRange, Lease, LeaseStore } from '@thalweg/offset-store';
 import type { QuarantineNote } from '../topology.js';
 import type { BacklogMeter } from './backlog-meter.js';
 import { LeaseKeeper } from './lease-keeper.js';
@@ -22,6 +22,11 @@ export interface RecoveryStats {
   readonly windowsLost: number;
   readonly windowsTimedOut: number;
   readonly windowsFailed: number;
+  /**
+   * Windows cut down (or dropped) when their turn came: since the plan, the
+   * live lane delivered part of them, or live ingest will offer it itself.
+   */
+  readonly windowsTrimmed: number;
   readonly recordsReplayed: number;
   /** Completed lease keys forgotten (`clearCompleted`): what the lease store no longer grows by. */
   readonly leasesCleared: number;
@@ -59,6 +64,12 @@ export interface RecoveryDeps {
   readonly recordEmpty: (sink: SinkId, span: OffsetSpan) => void;
   /** See `planRecovery`: the lowest offset a live lane may still deliver itself. */
   readonly liveFloor: (sink: SinkId, partition: SourcePartition) => number | null;
+  /**
+   * Tells the window's live lane that recovery replays its gaps now, so it
+   * does not offer them too (ADR 0030); returns the release, called once
+   * the replay settled and its coverage was written.
+   */
+  readonly claim: (window: RecoveryWindow) => () => void;
   readonly log: (line: string) => void;
 }
 
@@ -76,6 +87,7 @@ export class RecoveryRunner {
     windowsLost: 0,
     windowsTimedOut: 0,
     windowsFailed: 0,
+    windowsTrimmed: 0,
     recordsReplayed: 0,
     leasesCleared: 0,
     quarantineSkipped: 0,
@@ -136,30 +148,77 @@ export class RecoveryRunner {
     return replayed;
   }
 
-  private async replay(window: RecoveryWindow, signal: AbortSignal): Promise<boolean> {
+  private async replay(planned: RecoveryWindow, signal: AbortSignal): Promise<boolean> {
     const { deps } = this;
-    const target = deps.targets.get(window.sink);
+    const target = deps.targets.get(planned.sink);
     if (target === undefined) return false;
-    let keeper: LeaseKeeper | null = null;
+    let lease: Lease | null = null;
     if (deps.leases !== undefined) {
-      const lease = await deps.leases.claim(window.key, deps.holder, deps.config.leaseTtlMs);
+      lease = await deps.leases.claim(planned.key, deps.holder, deps.config.leaseTtlMs);
       if (lease === null) return false;
       // Planned before another worker finished this window and its key was
       // cleared (see clearCompleted): done already, nothing to replay.
-      if (await this.covers(window)) {
-        await this.complete(window, lease);
+      if (await this.covers(planned)) {
+        await this.complete(planned, lease);
         return false;
       }
-      keeper = new LeaseKeeper(lease, deps.leases, deps.config, deps.scheduler, (line) => {
-        deps.log(`recovery of ${window.key}: ${line}`);
-      });
     }
+    const window = await this.stillMissing(planned);
+    if (window !== planned) this.counts.windowsTrimmed += 1;
+    if (window === null || (window !== planned && lease !== null)) {
+      // Nothing of it is left to replay, or a leased key no longer names
+      // what is missing: the next pass plans afresh.
+      if (lease !== null) {
+        if (await this.covers(planned)) await this.complete(planned, lease);
+        else await deps.leases?.release(lease);
+      }
+      return false;
+    }
+    const keeper =
+      lease === null || deps.leases === undefined
+        ? null
+        : new LeaseKeeper(lease, deps.leases, deps.config, deps.scheduler, (line) => {
+            deps.log(`recovery of ${window.key}: ${line}`);
+          });
+    const release = deps.claim(window);
     try {
       return await this.replayClaimed(window, target, signal, keeper);
     } finally {
+      // What the replay covered is in the lane's covered spans by now (its
+      // coverage was written); what it did not is a gap for the next pass.
+      release();
       // Never leaves a renewal timer behind, whatever failed.
       await keeper?.stop();
     }
+  }
+
+  /**
+   * The window as it stands now, not as planned: windows replay one after
+   * another, and meanwhile the live lane may have delivered part of one, or
+   * live ingest may have learnt where a partition resumes (ADR 0030). The
+   * live floor is read before the coverage, as in planning. Returns the
+   * window itself when nothing changed, and null when nothing is left.
+   */
+  private async stillMissing(window: RecoveryWindow): Promise<RecoveryWindow | null> {
+    const { deps } = this;
+    const partition = { topic: window.topic, partition: window.partition };
+    const floor = deps.liveFloor(window.sink, partition) ?? Number.POSITIVE_INFINITY;
+    await deps.writeHandedOver(window.sink);
+    const key = { sink: window.sink, ...partition };
+    const gaps: CoveredRange[] = [];
+    for (const g of window.gaps) {
+      if (g.start >= floor) break;
+      gaps.push(...(await deps.coverage.gaps(key, g.start, Math.min(g.end, floor))));
+    }
+    if (gaps.length === 0) return null;
+    const same =
+      gaps.length === window.gaps.length &&
+      gaps.every((g, i) => {
+        const was = window.gaps[i];
+        return was !== undefined && g.start === was.start && g.end === was.end;
+      });
+    if (same) return window;
+    return { ...window, gaps, records: gaps.reduce((n, g) => n + g.end - g.start, 0) };
   }
 
   private async replayClaimed(

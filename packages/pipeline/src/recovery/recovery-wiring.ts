@@ -12,9 +12,11 @@ import {
 import type { CoverageStore } from '@thalweg/offset-store';
 import type { LaneOwned, PerLane } from '../per-lane.js';
 import type { PipelineConfig } from '../pipeline-config.js';
-import { emptyReceipt, type SecondaryLane } from '../secondary-lane.js';
+import type { SecondaryLane } from '../secondary-lane.js';
+import { emptyReceipt } from '../vacuous-receipt.js';
 import type { PipelineSpec } from '../topology.js';
 import { BacklogMeter } from './backlog-meter.js';
+import type { LiveReach } from './live-reach.js';
 import { RecoveryRunner } from './recovery-runner.js';
 import type { ReplayTarget } from './replay-window.js';
 
@@ -47,6 +49,8 @@ export interface RecoveryWiring {
   readonly coverage: CoverageStore;
   /** Each secondary's own recorder and quarantine: a replay goes through its lane's. */
   readonly perLane: PerLane;
+  /** How far live ingest has got in each partition (the `both` role leaves the rest to it). */
+  readonly reach: LiveReach;
   readonly clock: Clock;
   readonly scheduler: Scheduler;
   readonly log: (line: string) => void;
@@ -90,8 +94,17 @@ export function openRecovery(w: RecoveryWiring): RecoveryParts {
     log: w.log,
   });
   // In the recovery role there is no live lane; elsewhere, it owns what it holds.
-  const liveFloor = (sink: SinkId, partition: SourcePartition): number | null =>
-    config.role === 'recovery' ? null : (laneOf.get(sink)?.pendingFloor(partition) ?? null);
+  const liveFloor = (sink: SinkId, partition: SourcePartition): number | null => {
+    const lane = laneOf.get(sink);
+    if (config.role === 'recovery' || lane === undefined) return null;
+    const pending = lane.pendingFloor(partition);
+    // In `both`, also what live ingest will read again and offer to a lane
+    // that still runs (ADR 0030); a failed lane leaves every gap to recovery.
+    const ahead =
+      config.role === 'both' && lane.current.kind === 'running' ? w.reach.floor(partition) : null;
+    if (pending === null) return ahead;
+    return ahead === null ? pending : Math.min(pending, ahead);
+  };
   if (config.role === 'ingest') return { meter, runner: null, liveFloor };
   const runner = new RecoveryRunner({
     raw: w.raw,
@@ -115,6 +128,12 @@ export function openRecovery(w: RecoveryWiring): RecoveryParts {
       }
     },
     liveFloor,
+    claim: (window) => {
+      const covered = ownOf.get(window.sink)?.covered;
+      const partition = { topic: window.topic, partition: window.partition };
+      covered?.claim(partition, window.gaps);
+      return () => covered?.release(partition, window.gaps);
+    },
     log: w.log,
   });
   return { meter, runner, liveFloor };

@@ -6,6 +6,7 @@ import {
   type Sink,
   type SourceBatch,
 } from '@thalweg/connector-core';
+import { clipBatch } from '../batch-clip.js';
 import { recordBytes } from '../batch-split.js';
 import type { Derive, Derived, QuarantineNote } from '../topology.js';
 import type { RecoveryWindow } from './recovery-window.js';
@@ -79,7 +80,7 @@ export async function replayWindow<B>(
       end: gap.end,
     };
     for await (const read of raw.read(want, options.signal)) {
-      const batch = clip(read, want);
+      const batch = clipBatch(read, want);
       if (batch === null) continue;
       // The live path hands records over maxRecordBytes to quarantine, never
       // to a secondary: a replay must write the rows the live lane would have
@@ -170,18 +171,6 @@ function unlessAborted(work: Promise<void>, signal: AbortSignal): Promise<boolea
       },
     );
   });
-}
-
-/** The part of a batch inside `want`; null when nothing of it is. */
-function clip(batch: SourceBatch, want: OffsetSpan): SourceBatch | null {
-  const start = Math.max(batch.span.start, want.start);
-  const end = Math.min(batch.span.end, want.end);
-  if (end <= start) return null;
-  if (start === batch.span.start && end === batch.span.end) return batch;
-  return {
-    span: { ...batch.span, start, end },
-    records: batch.records.filter((r) => r.offset >= start && r.offset < end),
-  };
 }
 
 function deriveSafely<B>(derive: Derive<B>, batch: SourceBatch): Derived<B> {

@@ -1,4 +1,4 @@
-import type { Scheduler, Source } from '@thalweg/connector-core';
+import type { Clock, Scheduler, Source } from '@thalweg/connector-core';
 import { InMemoryCoverage, type CoverageStore, type LeaseStore } from '@thalweg/offset-store';
 import { sinkId } from '@thalweg/connector-core';
 import {
@@ -35,6 +35,8 @@ export interface BuildOptions {
   readonly leases?: LeaseStore;
   /** Runs the flow cycle (and recovery's pauses): a ManualClock lets the test run each one. */
   readonly scheduler?: Scheduler;
+  /** The pipeline's clock (a ManualClock lets the test move time for it alone). */
+  readonly clock?: Clock;
 }
 
 export async function build(source: Source, options: BuildOptions = {}): Promise<Built> {
@@ -56,6 +58,7 @@ export async function build(source: Source, options: BuildOptions = {}): Promise
     ...(options.leases === undefined ? {} : { leases: options.leases }),
     ...(options.dqAudit === undefined ? {} : { dqAudit: options.dqAudit }),
     ...(options.scheduler === undefined ? {} : { scheduler: options.scheduler }),
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
     primaryRaw: (confirm) => {
       raw = new MemoryRawSink(confirm, log, 'raw', options.rawHeld);
       options.raw?.(raw);

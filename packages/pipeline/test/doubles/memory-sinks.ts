@@ -289,10 +289,17 @@ export class MemorySecondary
     );
   }
 
+  /** How many times each row (`partition:offset`) was made durable: a write done twice shows 2. */
+  readonly writes = new Map<string, number>();
+
   async submit(batch: MemoryRow[], span: OffsetSpan, confirm: Confirm<'secondary'>): Promise<void> {
     await this.admit(span);
     this.enqueue(span, batch.length, confirm, () => {
-      for (const row of batch) this.rows.set(`${span.partition}:${row.offset}`, row);
+      for (const row of batch) {
+        const key = `${span.partition}:${row.offset}`;
+        this.rows.set(key, row);
+        this.writes.set(key, (this.writes.get(key) ?? 0) + 1);
+      }
     });
   }
 }

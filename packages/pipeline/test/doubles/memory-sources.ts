@@ -37,6 +37,8 @@ abstract class MemorySourceBase {
   closed = false;
   /** Yields batches forever (waiting) once drained, instead of ending. */
   endless = false;
+  /** While set, nothing is yielded until it resolves (a group join still in progress). */
+  joining: Promise<void> | null = null;
 
   constructor(
     readonly logs: ReadonlyMap<string, { partition: SourcePartition; records: SourceRecord[] }>,
@@ -44,6 +46,10 @@ abstract class MemorySourceBase {
   ) {}
 
   async *batches(signal: AbortSignal): AsyncIterable<SourceBatch> {
+    if (this.joining !== null) {
+      const aborted = new Promise((r) => signal.addEventListener('abort', r, { once: true }));
+      await Promise.race([this.joining, aborted]);
+    }
     for (;;) {
       let produced = false;
       for (const [key, log] of this.readable()) {

@@ -30,7 +30,11 @@ const ignore: ConfirmTarget<'primary-raw'> = { apply: async () => undefined };
 
 function setup(
   recovery: NonNullable<PipelineConfigInput['recovery']> = {},
-  options: { leases?: LeaseStore | null; clock?: ManualClock } = {},
+  options: {
+    leases?: LeaseStore | null;
+    clock?: ManualClock;
+    liveFloor?: () => number | null;
+  } = {},
 ) {
   const clock = options.clock ?? new ManualClock();
   const config = parsePipelineConfig({
@@ -84,7 +88,8 @@ function setup(
     scheduler: clock,
     quarantine: () => undefined,
     recordEmpty: (_sink, span) => emptied.push(span),
-    liveFloor: () => null,
+    liveFloor: options.liveFloor ?? (() => null),
+    claim: () => () => undefined,
     log,
   });
   const covered = async () =>
@@ -120,6 +125,21 @@ describe('RecoveryRunner', () => {
     // Nothing behind any more: the next pass finds nothing to do.
     expect(await s.runner.pass(s.abort.signal)).toBe(0);
     expect(s.meter.current().maxLagRecords).toBe(0);
+  });
+
+  it('a leased window whose gaps live ingest took over since the plan is released, not replayed', async () => {
+    // Planned with no live floor (its first reading); by each window's turn,
+    // live ingest offers t/0 from 25 on itself.
+    let readings = 0;
+    const s = setup({}, { liveFloor: () => (readings++ === 0 ? null : 25) });
+    expect(await s.runner.pass(s.abort.signal)).toBe(0);
+    expect(s.runner.stats()).toMatchObject({ windowsTrimmed: 2, recordsReplayed: 0 });
+    expect(s.sink.rows.size).toBe(0);
+    // Released, never completed: the next pass plans what is still recovery's.
+    expect((await s.leases?.state('sec0/t/0/0/0'))?.kind).toBe('free');
+    expect(await s.runner.pass(s.abort.signal)).toBe(1);
+    expect(await s.covered()).toEqual([{ start: 0, end: 25 }]);
+    expect(s.sink.rows.size).toBe(25);
   });
 
   it('a single worker needs no lease store', async () => {
