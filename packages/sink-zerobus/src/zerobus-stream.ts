@@ -63,6 +63,8 @@ export class ZerobusStream<L extends Lane> {
   private nextSeq = 0;
   private fatal: ZerobusSinkError | null = null;
   private rebuildsInARow = 0;
+  /** Set once close() retires the stream: a lane it stops is not rebuilt. */
+  private closing = false;
   /** Flushes waiting for every batch below `upTo` (by seq) to be confirmed. */
   private drained: { readonly upTo: number; readonly wake: () => void }[] = [];
   /** The recovery under way, shared by every caller: one replacement at a time. */
@@ -98,6 +100,7 @@ export class ZerobusStream<L extends Lane> {
     try {
       await this.flush();
     } finally {
+      this.closing = true;
       const inc = this.current;
       this.current = null;
       if (inc !== null) {
@@ -315,6 +318,12 @@ export class ZerobusStream<L extends Lane> {
       const fatal = error instanceof ZerobusSinkError && error.failure === 'fatal-config';
       if (fatal && inc.failure === null) this.fatal ??= error;
       this.markStale(inc, error);
+      // The stream died waiting, perhaps on the last batch anyone submits:
+      // rebuild now and replay what it owes, rather than on the next submit
+      // or flush, which may never come (a source that ended, a quiet topic).
+      if (!this.closing && inc === this.current && this.unconfirmed.size > 0) {
+        this.healthy().catch(() => undefined);
+      }
       throw error;
     });
     inc.running.catch(() => undefined);

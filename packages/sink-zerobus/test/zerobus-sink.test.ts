@@ -168,6 +168,28 @@ describe('ZerobusSink ack lane', () => {
     await sink.close();
   });
 
+  it('rebuilds a stream that died waiting on the last batch submitted, with no submit or flush after it', async () => {
+    const faults = (i: number): Fault[] =>
+      i === 0 ? [{ op: 'wait', nth: 1, failure: 'poison-stream' }] : [];
+    const factory = new FakeTransportFactory({ ackLatencyMs: 1, faults });
+    const { sink, target } = secondary(factory);
+    const confirmed = new Promise<void>((resolve) => {
+      const apply = target.apply.bind(target);
+      target.apply = async (confirm, receipt) => {
+        await apply(confirm, receipt);
+        resolve();
+      };
+    });
+    // The one batch anyone submits (a source that ended), and nobody flushes:
+    // its stream dies waiting on it, and must still be replaced and replay it.
+    await sink.submit(batchOf(1), spanAt(0), cover(0));
+    await confirmed;
+    expect(target.applied.map((a) => a.receipt.span.start)).toEqual([0]);
+    expect(factory.opened).toHaveLength(2);
+    expect(sink.metrics()[0]!.rebuilds.value).toBe(1);
+    await sink.close();
+  });
+
   it('fails loud after the rebuild budget when every stream is poisoned', async () => {
     const factory = new FakeTransportFactory({
       ackLatencyMs: 1,
