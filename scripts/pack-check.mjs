@@ -5,7 +5,11 @@
 //   full     every public package (and the clients of every subpath): each
 //            entry loads, and files -> raw segments -> coverage runs;
 //   leveldb  @thalweg/offset-store and classic-level only: it runs, and no
-//            pg and no AWS SDK is in its node_modules.
+//            pg and no AWS SDK is in its node_modules;
+//   quickstart  what README's install line names: the README's files -> raw
+//            -> fake Zerobus quick start, extracted from README.md as it is,
+//            compiles and runs (its own assertions), with no pg and no AWS
+//            SDK installed.
 // Our packages come from the tarballs alone (overrides by path; the check
 // fails if npm resolved one from anywhere else); third-party packages from
 // the registry through a cache in .cache/npm, preferring it. Ends with one
@@ -177,8 +181,31 @@ function install(name, tarballs, ours, theirs) {
   return { dir, installMs: ms };
 }
 
-function compileAndRun(dir, consumer) {
-  copyFileSync(join(import.meta.dirname, 'pack-check', consumer), join(dir, 'src', 'consumer.ts'));
+/** The README's quick start that needs no service: the first plain ```ts block under "## Quick start". */
+function quickStartBlock() {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const at = readme.indexOf('\n## Quick start\n');
+  check(at >= 0, 'README.md has no "## Quick start" section');
+  const block = /\n```ts\n([\s\S]*?)\n```\n/.exec(readme.slice(at))?.[1];
+  check(block !== undefined, "README.md's quick start has no plain ```ts block");
+  return `${block}\nconsole.log(JSON.stringify({ consumer: 'readme-quick-start', ran: true }));\n`;
+}
+
+/** The packages of the install line in README's "Installing the packages". */
+function readmeInstallLine() {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const line = /\nnpm i (@thalweg\/[^\n]+)\n/.exec(readme)?.[1];
+  check(line !== undefined, 'README.md has no `npm i @thalweg/...` line');
+  return line.split(/\s+/);
+}
+
+function compileAndRun(dir, consumer, source) {
+  if (source === undefined) {
+    copyFileSync(
+      join(import.meta.dirname, 'pack-check', consumer),
+      join(dir, 'src', 'consumer.ts'),
+    );
+  } else writeFileSync(join(dir, 'src', 'consumer.ts'), source);
   writeFileSync(
     join(dir, 'tsconfig.json'),
     JSON.stringify({
@@ -260,6 +287,27 @@ try {
   check(present.includes('classic-level'), 'the LevelDB-only install has no classic-level');
   report.leveldb.nodeModulesKb = sizeKb(modules);
   report.leveldb.packages = present.length;
+
+  const named = readmeInstallLine();
+  const quick = install(
+    'quickstart',
+    tarballs,
+    named.filter((n) => n.startsWith('@thalweg/')),
+    [...named.filter((n) => !n.startsWith('@thalweg/')), '@types/node'],
+  );
+  report.quickstart = {
+    installMs: quick.installMs,
+    ...compileAndRun(quick.dir, 'README.md quick start', quickStartBlock()),
+  };
+  const quickModules = join(quick.dir, 'node_modules');
+  const quickPresent = readdirSync(quickModules).flatMap((n) =>
+    n.startsWith('@') ? readdirSync(join(quickModules, n)).map((m) => `${n}/${m}`) : [n],
+  );
+  const quickForbidden = quickPresent.filter((n) =>
+    /^(pg|pg-.*|@types\/pg|@aws-sdk\/.*|@smithy\/.*|@aws-crypto\/.*)$/.test(n),
+  );
+  check(quickForbidden.length === 0, `the quick start install holds ${quickForbidden.join(', ')}`);
+  report.quickstart.nodeModulesKb = sizeKb(quickModules);
 } catch (e) {
   failures.push(e instanceof Error ? e.message : String(e));
 } finally {
