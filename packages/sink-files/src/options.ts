@@ -111,8 +111,9 @@ export interface RawSegmentSinkOptions {
    */
   onError?: ((event: RawSinkEvent) => void) | undefined;
   /**
-   * Start-up log: one line per setting.
-   * @defaultValue `console.info`
+   * Start-up log: one line per setting (the effective settings, for a debug
+   * log).
+   * @defaultValue `() => undefined`, silent
    */
   log?: ((line: string) => void) | undefined;
 }
@@ -251,7 +252,7 @@ export function resolveOptions(
     dir: resolve(o.dir),
     fs: o.fs ?? nodeSegmentFs,
     onError: o.onError ?? (() => undefined),
-    log: o.log ?? ((line: string) => console.info(line)),
+    log: o.log ?? (() => undefined),
   };
 }
 

@@ -78,7 +78,7 @@ export class PostgresSink implements Sink<'secondary', PgBatch> {
     };
     this.onError =
       options.onError ?? ((e) => console.error(`thalweg sink-postgres ${id}: ${e.message}`));
-    (options.log ?? ((line: string) => console.info(line)))(
+    (options.log ?? (() => undefined))(
       `thalweg sink-postgres ${id}: ${describeOptions(this.options, this.table)}`,
     );
     if (options.pool !== undefined) {

@@ -89,7 +89,7 @@ export interface PostgresSinkOptions {
   readonly onRetryExhausted?: RetryExhaustedPolicy;
   /** Poisoned batches, the failure that stopped the sink, confirmation targets that threw. */
   readonly onError?: (error: PostgresSinkError) => void;
-  /** The start-up line with every knob (default console.info). */
+  /** The start-up line with every knob, for a debug log (default: silent). */
   readonly log?: (line: string) => void;
   readonly hooks?: PostgresSinkHooks;
 }

@@ -49,7 +49,7 @@ export interface ZerobusSinkDeps<L extends Lane> {
   readonly encode?: (batch: RecordBatch) => Uint8Array;
   /** Operator events: confirmation-target failures and stream rebuilds. Default console.info. */
   readonly log?: (line: string) => void;
-  /** The effective settings, one line per knob, at construction. Default `log`. */
+  /** The effective settings, one line per knob, at construction. Default: silent. */
   readonly debug?: (line: string) => void;
 }
 
@@ -81,7 +81,7 @@ export class ZerobusSink<L extends Lane> implements BatchSink<L> {
   constructor(deps: ZerobusSinkDeps<L>) {
     this.config = parseZerobusConfig(deps.config);
     const log = deps.log ?? ((line: string) => console.info(line));
-    const debug = deps.debug ?? log;
+    const debug = deps.debug ?? (() => undefined);
     for (const line of describeConfig(this.config))
       debug(`thalweg sink-zerobus ${deps.id}: ${line}`);
     this.descriptor = {

@@ -283,16 +283,19 @@ describe('ZerobusSink pool and isolation', () => {
 });
 
 describe('ZerobusSink configuration and types', () => {
-  it('logs every knob at start', () => {
+  it('logs every knob at start to debug, and nothing to log', () => {
     const lines: string[] = [];
+    const info: string[] = [];
     new ZerobusSink<'secondary'>({
       id: ID,
       config: { table: 'main.thalweg.events' },
       fields: FIELDS,
       factory: new FakeTransportFactory(),
       confirm: recordingTarget(),
-      log: (l) => lines.push(l),
+      log: (l) => info.push(l),
+      debug: (l) => lines.push(l),
     });
+    expect(info).toEqual([]);
     for (const knob of [
       'table=',
       'channelCapacity=256',

@@ -12,14 +12,14 @@ import {
  * A consumer-group member, declared: `kafkaSource`'s options without `log`.
  * `mode` may be left out: a `groupId` says it.
  */
-export type KafkaGroupPartOptions = Omit<KafkaGroupOptions, 'log' | 'mode'> & {
+export type KafkaGroupPartOptions = Omit<KafkaGroupOptions, 'log' | 'debug' | 'mode'> & {
   readonly mode?: 'group';
 };
 /**
  * A fixed list of partitions, declared: `kafkaSource`'s options without
  * `log`. `mode` may be left out: `partitions` says it.
  */
-export type KafkaAssignedPartOptions = Omit<KafkaAssignedOptions, 'log' | 'mode'> & {
+export type KafkaAssignedPartOptions = Omit<KafkaAssignedOptions, 'log' | 'debug' | 'mode'> & {
   readonly mode?: 'assigned';
 };
 export type KafkaPartOptions = KafkaGroupPartOptions | KafkaAssignedPartOptions;
@@ -45,12 +45,14 @@ export function kafka(
 ): SourcePart<KafkaGroupSource | KafkaAssignedSource> {
   // JavaScript callers bypass the types: look at the options as unknown data.
   const given: unknown = options;
-  if (typeof given === 'object' && given !== null && 'log' in given) {
-    // Refused, not silently replaced by the topology's log.
-    throw new ConfigError(
-      'kafkaSource.log',
-      "is not an option of kafka(): it logs through the topology's log",
-    );
+  for (const key of ['log', 'debug']) {
+    if (typeof given === 'object' && given !== null && key in given) {
+      // Refused, not silently replaced by the topology's log.
+      throw new ConfigError(
+        `kafkaSource.${key}`,
+        "is not an option of kafka(): it logs through the topology's log",
+      );
+    }
   }
   const mode = options.mode ?? ('partitions' in options ? 'assigned' : 'group');
   const settings = parseKafkaSourceOptions({ ...options, mode });

@@ -45,8 +45,10 @@ interface CommonOptions {
    * with `TWG_KAFKA_BROKER_UNREACHABLE`, naming the brokers. Default 10 000 ms.
    */
   readonly connectTimeoutMs?: number;
-  /** Start-up knobs and kafkajs lines. Default console.info. */
+  /** kafkajs lines and operator events. Default console.info. */
   readonly log?: (line: string) => void;
+  /** The start-up knobs, one line each, for a debug log. Default: silent. */
+  readonly debug?: (line: string) => void;
   /** The client seam; default `kafkajsConsumer`. */
   readonly kafka?: ConsumerFactory;
 }
@@ -86,7 +88,7 @@ export interface CommonSettings {
   readonly connectTimeoutMs: number;
   /** kafkajs lines and what the operator should hear (an `onDroppedCommit` that threw). */
   readonly log: (line: string) => void;
-  /** The start-up lines, one per knob: `log` for `kafkaSource`, the topology's debug for a part. */
+  /** The start-up lines, one per knob: `debug` for `kafkaSource` (silent by default), the topology's debug for a part. */
   readonly debug: (line: string) => void;
   readonly kafka: ConsumerFactory | undefined;
 }
@@ -188,6 +190,7 @@ const commonShape = {
     .default('nothing'),
   connectTimeoutMs: int(1, 10_000),
   log: functionOption<(line: string) => void>().optional(),
+  debug: functionOption<(line: string) => void>().optional(),
   kafka: functionOption<ConsumerFactory>().optional(),
 };
 
@@ -290,7 +293,7 @@ export function parseKafkaSourceOptions(input: unknown): KafkaSourceSettings {
     logLevel: o.logLevel,
     connectTimeoutMs: o.connectTimeoutMs,
     log,
-    debug: log,
+    debug: o.debug ?? (() => undefined),
     kafka: o.kafka,
   };
   return o.mode === 'group'

@@ -132,11 +132,13 @@ describe('kafkaSource options', () => {
     expect(built).toBe(0);
   });
 
-  it('logs every knob at start', () => {
+  it('logs every knob at start to debug, and nothing to log', () => {
     const lines: string[] = [];
+    const info: string[] = [];
     kafkaSource({
       ...group,
-      log: (line) => lines.push(line),
+      log: (line) => info.push(line),
+      debug: (line) => lines.push(line),
       kafka: () => ({
         connect: async () => undefined,
         subscribe: async () => undefined,
@@ -151,5 +153,6 @@ describe('kafkaSource options', () => {
     expect(lines).toContain('thalweg source-kafka: cluster=prod-eu');
     expect(lines).toContain('thalweg source-kafka: maxQueuedBatches=256');
     expect(lines).toContain('thalweg source-kafka: groupId=ingest');
+    expect(info).toEqual([]);
   });
 });

@@ -18,7 +18,7 @@ import {
 import { SdkTransport } from './sdk-transport.js';
 
 export interface SdkTransportFactoryDeps {
-  /** Start-up log, one line per knob (the secret redacted). Defaults to console.info. */
+  /** Start-up log, one line per knob (the secret redacted), for a debug log. Default: silent. */
   readonly log?: (line: string) => void;
   /** The binding to use instead of loading the optional dependency (tests, other platforms). */
   readonly binding?: ZerobusBinding;
@@ -45,7 +45,7 @@ export class SdkTransportFactory implements TransportFactory {
     this.options = parseSdkTransportOptions(options);
     this.binding = deps.binding ?? loadZerobusBinding();
     this.streamOptions = nativeStreamOptions(this.options.stream, this.binding.IpcCompressionType);
-    const log = deps.log ?? ((line: string) => console.info(line));
+    const log = deps.log ?? (() => undefined);
     for (const line of describeSdkTransportOptions(this.options))
       log(`thalweg sink-zerobus sdk: ${line}`);
   }
