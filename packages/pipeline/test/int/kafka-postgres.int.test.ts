@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import { postgresUrl, uniqueName } from '@thalweg/test-services';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Pipeline } from '../../src/index.js';
 import {
   KafkaTopic,
   openMember,
@@ -13,6 +12,7 @@ import {
   prefix,
   rawHeld,
   waitFor,
+  type Member,
   type MemberDirs,
 } from './kafka-topology.js';
 
@@ -65,7 +65,7 @@ describe('Kafka -> raw segments -> Postgres, against the real services', () => {
     const progress: number[] = [];
     for (let round = 0; ; round++) {
       const pgCoverage = await openPgCoverage();
-      const pipeline: Pipeline = await openMember({
+      const pipeline: Member = await openMember({
         topic: topic.topic,
         groupId,
         dirs: member,

@@ -1,22 +1,23 @@
 import { randomUUID } from 'node:crypto';
 import {
-  RecordIdHasher,
+  recordJson,
   sinkId,
-  type SourceBatch,
   type SourcePartition,
+  type SourceRecord,
 } from '@thalweg/connector-core';
-import { LevelDbCoverage } from '@thalweg/offset-store/leveldb';
 import { PostgresCoverage } from '@thalweg/offset-store/postgres';
-import { RawSegmentSink } from '@thalweg/sink-files';
-import { PostgresSink, type PgBatch, type PgRow } from '@thalweg/sink-postgres';
-import { kafkaSource } from '@thalweg/source-kafka';
+import { RawSegmentSink, rawSegments } from '@thalweg/sink-files';
+import { postgres } from '@thalweg/sink-postgres';
+import { kafka } from '@thalweg/source-kafka';
 import { kafkaBrokers, postgresUrl } from '@thalweg/test-services';
 import { Kafka, logLevel, type Admin, type Producer } from 'kafkajs';
-import { Pipeline, secondary, type PipelineConfigInput } from '../../src/index.js';
+import { openTopology, type PipelineConfigInput } from '../../src/index.js';
 
 export const CLUSTER = 'pipeline-int';
 export const RAW = sinkId('raw');
-export const PG = sinkId('pg-events');
+/** The PostgreSQL secondary's id, as declared. */
+export const PG_NAME = 'pg-events';
+export const PG = sinkId(PG_NAME);
 const quiet = (): void => undefined;
 
 /** Records as produced: one unique payload per record, decodable as the Postgres row. */
@@ -97,23 +98,10 @@ export const TABLE = (name: string) =>
     ],
   }) as const;
 
-/** Deterministic: decodes each record and derives its record id the way raw does. */
-export function toPgBatch(batch: SourceBatch) {
-  const hasher = new RecordIdHasher(CLUSTER, batch.span.topic, batch.span.partition);
-  const rows: PgRow[] = [];
-  const quarantined: { offset: number; reason: 'decode'; detail: string }[] = [];
-  for (const r of batch.records) {
-    try {
-      const v = JSON.parse(new TextDecoder().decode(r.value)) as { id: string; n: number };
-      rows.push({
-        recordId: hasher.id(r.offset, r.value),
-        values: [v.id, v.n, batch.span.partition, r.offset],
-      });
-    } catch (error) {
-      quarantined.push({ offset: r.offset, reason: 'decode', detail: String(error) });
-    }
-  }
-  return { batch: rows.length === 0 ? null : ({ rows } satisfies PgBatch), quarantined };
+/** A record's row in TABLE's column order: deterministic, as recovery maps the same record again. */
+export function pgRow(record: SourceRecord, from: SourcePartition): readonly unknown[] {
+  const v = recordJson(record) as { id: string; n: number };
+  return [v.id, v.n, from.partition, record.offset];
 }
 
 export interface MemberDirs {
@@ -134,52 +122,30 @@ export async function openMember(options: {
   readonly pgCoverage: PostgresCoverage;
   readonly config?: PipelineConfigInput;
   readonly log?: string[];
-}): Promise<Pipeline> {
-  const source = kafkaSource({
-    mode: 'group',
-    brokers: kafkaBrokers(),
-    cluster: CLUSTER,
-    topics: [options.topic],
-    groupId: options.groupId,
-    sessionTimeout: 6_000,
-    rebalanceTimeout: 6_000,
-    heartbeatInterval: 200,
-    maxWaitTimeInMs: 100,
-    // Small fetches, so that a stop lands in the middle of a backlog.
-    maxBytesPerPartition: 16 * 1024,
-    log: quiet,
-  });
-  const coverage = await LevelDbCoverage.open({
-    location: options.dirs.coverage,
-    sinks: [RAW, PG],
-  });
-  return Pipeline.open({
-    source,
-    coverage,
+}) {
+  return openTopology({
+    source: kafka({
+      brokers: kafkaBrokers(),
+      cluster: CLUSTER,
+      topics: [options.topic],
+      groupId: options.groupId,
+      sessionTimeout: 6_000,
+      rebalanceTimeout: 6_000,
+      heartbeatInterval: 200,
+      maxWaitTimeInMs: 100,
+      maxBytesPerPartition: 16 * 1024,
+    }),
+    raw: rawSegments({ dir: options.dirs.raw, coverageDir: options.dirs.coverage }),
+    secondaries: {
+      [PG_NAME]: postgres({
+        connectionString: postgresUrl(),
+        table: TABLE(options.table),
+        coverage: options.pgCoverage,
+        row: pgRow,
+      }),
+    },
     config: options.config ?? {},
     log: (line) => options.log?.push(line),
-    primaryRaw: (confirm) =>
-      RawSegmentSink.open({
-        id: RAW,
-        dir: options.dirs.raw,
-        cluster: CLUSTER,
-        confirm,
-        log: quiet,
-      }),
-    secondaries: [
-      secondary<PgBatch>({
-        open: (confirm) =>
-          PostgresSink.open({
-            id: PG,
-            connectionString: postgresUrl(),
-            table: TABLE(options.table),
-            confirm,
-            coverage: options.pgCoverage,
-            log: quiet,
-          }),
-        derive: toPgBatch,
-      }),
-    ],
   });
 }
 
@@ -233,3 +199,6 @@ export async function waitFor(
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/** A member as openMember opens it. */
+export type Member = Awaited<ReturnType<typeof openMember>>;

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { uniqueName } from '@thalweg/test-services';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Pipeline, PipelineStats } from '../../src/index.js';
+import type { PipelineStats } from '../../src/index.js';
 import {
   KafkaTopic,
   openMember,
@@ -11,6 +11,7 @@ import {
   prefix,
   rawHeld,
   waitFor,
+  type Member,
   type MemberDirs,
 } from './kafka-topology.js';
 
@@ -34,7 +35,7 @@ describe('three pipelines in one consumer group, rebalancing while records are p
     const groupId = uniqueName('group');
     const table = uniqueName('rebalance').replaceAll('-', '_');
     const pgCoverage = await openPgCoverage();
-    const members: { pipeline: Pipeline; running: Promise<PipelineStats>; dirs: MemberDirs }[] = [];
+    const members: { pipeline: Member; running: Promise<PipelineStats>; dirs: MemberDirs }[] = [];
     const logs: string[][] = [];
     const join = async () => {
       const d = await memberDirs();
