@@ -41,6 +41,11 @@ export class PostgresCoverage extends CoverageBackend {
     const owns = typeof o.pool === 'string';
     const pool =
       typeof o.pool === 'string' ? new pg.Pool({ connectionString: o.pool, max: 4 }) : o.pool;
+    // A pool without an 'error' listener takes the process down when the
+    // server drops one of its idle connections (a restart, a failover, an
+    // idle timeout). The next query opens a fresh one; a caller's own pool
+    // is the caller's to listen to.
+    if (owns) pool.on('error', () => undefined);
     try {
       const client = await pool.connect();
       try {

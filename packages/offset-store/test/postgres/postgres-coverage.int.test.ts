@@ -36,6 +36,36 @@ describeCoverageContract('PostgreSQL durable tier', {
 });
 
 describe('PostgreSQL durable tier', () => {
+  it('outlives the server dropping an idle connection of the pool it created from a URL', async () => {
+    const app = uniqueIdentifier('twg_cov_app');
+    const url = new URL(postgresUrl());
+    url.searchParams.set('application_name', app);
+    const store = await PostgresCoverage.open({
+      pool: url.toString(),
+      schema: freshSchema(),
+      sinks: [A],
+    });
+    await store.covered(key);
+    const open = async () =>
+      Number(
+        (
+          await pool.query<{ n: string }>(
+            'select count(*) as n from pg_stat_activity where application_name = $1',
+            [app],
+          )
+        ).rows[0]?.n,
+      );
+    expect(await open()).toBeGreaterThan(0);
+    await pool.query(
+      'select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1',
+      [app],
+    );
+    // Without a listener the pool's 'error' event would end the process here.
+    while ((await open()) > 0) await new Promise((resolve) => setImmediate(resolve));
+    await expect(store.covered(key)).resolves.toBeDefined();
+    await store.close();
+  });
+
   it('commits rows and their coverage in the caller’s transaction, or neither', async () => {
     const schema = freshSchema();
     const store = await PostgresCoverage.open({ pool, schema, sinks: [A] });
