@@ -23,6 +23,10 @@ interface CatalogColumn {
 export async function ensureTable(pool: pg.Pool, spec: PgTableSpec): Promise<void> {
   const table = qualifiedName(spec);
   const client = await pool.connect();
+  // A checked-out client whose connection the server kills emits 'error';
+  // with no listener that ends the process. The failure reaches us through
+  // the query it broke.
+  client.on('error', ignore);
   let failure: unknown = null;
   try {
     await client.query('begin');
@@ -45,6 +49,7 @@ export async function ensureTable(pool: pg.Pool, spec: PgTableSpec): Promise<voi
     await client.query('rollback').catch(() => undefined);
     throw e;
   } finally {
+    client.off('error', ignore);
     client.release(failure === null ? undefined : true);
   }
 }
@@ -150,4 +155,8 @@ function mismatch(spec: PgTableSpec, column: string | undefined, reason: string)
     { table: qualifiedName(spec), ...(column === undefined ? {} : { column }) },
     `does not match the table spec: ${reason}`,
   );
+}
+
+function ignore(): void {
+  // The broken query reports the failure; see ensureTable.
 }

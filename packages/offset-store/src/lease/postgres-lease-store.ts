@@ -68,9 +68,14 @@ export class PostgresLeaseStore extends LeaseBackend {
     if (owns) pool.on('error', () => undefined);
     try {
       const client = await pool.connect();
+      // Checked out, the client has no listener of the pool's: a connection
+      // the server kills would end the process. The query reports it.
+      const ignore = (): void => undefined;
+      client.on('error', ignore);
       try {
         await migrateLeases(client, schema);
       } finally {
+        client.off('error', ignore);
         client.release();
       }
     } catch (e) {

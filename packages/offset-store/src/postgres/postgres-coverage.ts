@@ -48,9 +48,14 @@ export class PostgresCoverage extends CoverageBackend {
     if (owns) pool.on('error', () => undefined);
     try {
       const client = await pool.connect();
+      // Checked out, the client has no listener of the pool's: a connection
+      // the server kills would end the process. The query reports it.
+      const ignore = (): void => undefined;
+      client.on('error', ignore);
       try {
         await migrate(client, schema);
       } finally {
+        client.off('error', ignore);
         client.release();
       }
     } catch (e) {
