@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { uniqueName } from '@thalweg/test-services';
+import { postgresUrl, uniqueName } from '@thalweg/test-services';
+import pg from 'pg';
 import { PostgresSink, PostgresSinkError, type PgTableSpec } from '../src/index.js';
 import { ID, ordersSpec, quiet, recordingTarget, testPool } from './helpers.js';
 
@@ -31,6 +32,47 @@ const inSchema = (): PgTableSpec => ({ ...ordersSpec(), schema });
 const q = (spec: PgTableSpec) => `"${schema}"."${spec.name}"`;
 
 describe('ensureTable', () => {
+  it('fails the open, and does not end the process, when the server kills its connection mid-way', async () => {
+    const spec = { ...inSchema(), name: uniqueName('killed') };
+    const app = uniqueName('twg-ensure').replaceAll('-', '_');
+    const own = new pg.Pool({ connectionString: postgresUrl(), application_name: app, max: 2 });
+    own.on('error', quiet);
+    // Hold the table's creation lock, so ensureTable waits on it with its client checked out.
+    const holder = await pool.connect();
+    await holder.query('begin');
+    await holder.query('select pg_advisory_xact_lock(hashtextextended($1, 0))', [
+      `twg-sink-postgres:"${schema}"."${spec.name}"`,
+    ]);
+    const opening = PostgresSink.open({
+      id: ID,
+      pool: own,
+      table: spec,
+      confirm: recordingTarget(),
+      log: quiet,
+    });
+    const outcome = opening.then(
+      () => 'opened',
+      () => 'refused',
+    );
+    const waiting = async () =>
+      (
+        await pool.query(
+          "select pid from pg_stat_activity where application_name = $1 and wait_event_type = 'Lock'",
+          [app],
+        )
+      ).rows.length > 0;
+    while (!(await waiting())) await new Promise((resolve) => setImmediate(resolve));
+    // The checked-out client's connection is killed: 'error' on the client, then the query fails.
+    await pool.query(
+      'select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1',
+      [app],
+    );
+    expect(await outcome).toBe('refused');
+    await holder.query('rollback');
+    holder.release();
+    await own.end();
+  });
+
   it('creates the schema and table, and accepts the table it made on the next open', async () => {
     // Quotes and spaces in identifiers are quoted, never interpolated raw.
     const spec = { ...inSchema(), name: `${uniqueName('we"ird')} tbl` };
