@@ -33,7 +33,11 @@ const rawRequired = {
 // The documented config inputs, each with what its schema makes of `{}`.
 const documented = [
   [pipeline('pipeline-config.ts'), 'PipelineConfigInput', pipelineConfigSchema.parse({})],
-  [pipeline('pipeline-config.ts'), 'SecondaryConfigInput', secondaryConfigSchema.parse({})],
+  [
+    join(repoRoot, 'packages/connector-core/src/parts/parts.ts'),
+    'LaneSettings',
+    secondaryConfigSchema.parse({}),
+  ],
   [pipeline('recovery/recovery-config.ts'), 'RecoveryConfigInput', recoveryConfigSchema.parse({})],
   [core('flow-control-config.ts'), 'FlowControlConfigInput', flowControlConfigSchema.parse({})],
   [core('backpressure-config.ts'), 'BackpressureConfigInput', backpressureConfigSchema.parse({})],

@@ -2,35 +2,18 @@ import {
   flowControlConfigSchema,
   parseConfig,
   type FlowControlConfigInput,
+  type LaneSettings,
 } from '@thalweg/connector-core';
 import { z } from 'zod';
 import { recoveryConfigSchema, type RecoveryConfigInput } from './recovery/recovery-config.js';
 
 const positiveInt = z.number().int().positive();
 
-/** Per-secondary settings, keyed by the sink id under the pipeline's `secondaries`. */
-export interface SecondaryConfigInput {
-  /**
-   * Accept a secondary that cannot confirm durability. Its coverage is then
-   * never recorded (there is no durable acknowledgement to record it after),
-   * so recovery does not repair it: the opt-out trades repair for throughput.
-   * @defaultValue false
-   */
-  allowNonDurable?: boolean | undefined;
-  /**
-   * Batches held at most in the secondary's own queue between raw submission
-   * and its sink. When it is full, batches are shed and stay coverage gaps
-   * for recovery to replay: a slow secondary must never hold up the source or
-   * raw.
-   * @defaultValue 256
-   */
-  maxQueuedBatches?: number | undefined;
-  /**
-   * Bytes held at most in that queue; either bound sheds.
-   * @defaultValue 67108864 (64 MiB)
-   */
-  maxQueuedBytes?: number | undefined;
-}
+/**
+ * Per-secondary settings, keyed by the sink id under the pipeline's
+ * `secondaries`: the lane settings a secondary part declares (connector-core).
+ */
+export type SecondaryConfigInput = LaneSettings;
 
 /**
  * The validator of {@link SecondaryConfigInput}; each key's meaning and

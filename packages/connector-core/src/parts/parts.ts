@@ -26,19 +26,31 @@ export interface DeriveContext {
 export type Derivation<B> = (batch: SourceBatch, context: DeriveContext) => B | null;
 
 /**
- * A secondary's lane between raw and its sink (the pipeline's
- * `config.secondaries[id]`), declared with the part instead.
+ * A secondary's lane between raw and its sink, declared with the part (the
+ * pipeline's per-secondary settings; its `SecondaryConfigInput` is this type,
+ * and a type test proves it agrees with the pipeline's validator).
  */
 export interface LaneSettings {
   /**
-   * Accept a sink that cannot confirm durability; its coverage is then never
-   * recorded and recovery never repairs it. Default false.
+   * Accept a secondary that cannot confirm durability. Its coverage is then
+   * never recorded (there is no durable acknowledgement to record it after),
+   * so recovery does not repair it: the opt-out trades repair for throughput.
+   * @defaultValue false
    */
-  readonly allowNonDurable?: boolean;
-  /** Batches queued for the sink before the lane sheds to coverage gaps. Default 256. */
-  readonly maxQueuedBatches?: number;
-  /** Bytes queued for the sink before the lane sheds. Default 64 MiB. */
-  readonly maxQueuedBytes?: number;
+  allowNonDurable?: boolean | undefined;
+  /**
+   * Batches held at most in the secondary's own queue between raw submission
+   * and its sink. When it is full, batches are shed and stay coverage gaps
+   * for recovery to replay: a slow secondary must never hold up the source or
+   * raw.
+   * @defaultValue 256
+   */
+  maxQueuedBatches?: number | undefined;
+  /**
+   * Bytes held at most in that queue; either bound sheds.
+   * @defaultValue 67108864 (64 MiB)
+   */
+  maxQueuedBytes?: number | undefined;
 }
 
 /** A source, declared: opened by the topology with its context. */
