@@ -10,3 +10,4 @@ export * from './source-records.js';
 export * from './batch-collector.js';
 export * from './source-cases.js';
 export * from './source-contract.js';
+export * from './part-context.js';

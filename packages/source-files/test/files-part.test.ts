@@ -1,26 +1,14 @@
+import { recordingPartContext } from '@thalweg/contracts';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { ConfigError, monotonicClock, type PartContext } from '@thalweg/connector-core';
+import { ConfigError } from '@thalweg/connector-core';
 import { files, FileSetSource } from '../src/index.js';
 import { collect, offsets, tempDir, values, writeFiles } from './helpers.js';
-
-function context(): { context: PartContext; info: string[]; debug: string[] } {
-  const info: string[] = [];
-  const debug: string[] = [];
-  return {
-    context: {
-      log: { info: (l) => info.push(l), debug: (l) => debug.push(l) },
-      clock: monotonicClock,
-    },
-    info,
-    debug,
-  };
-}
 
 describe('files(): the source part', () => {
   it('opens a source over the set that reads its NDJSON records, the settings logged at debug', async () => {
     const dir = await tempDir();
     await writeFiles(dir, ['{"a":1}\n{"a":2}\n', '{"a":3}\n']);
-    const { context: ctx, info, debug } = context();
+    const { context: ctx, info, debug } = recordingPartContext();
     const part = files({
       files: { kind: 'directory', directory: dir, extension: '.ndjson' },
       format: 'ndjson',
@@ -50,7 +38,7 @@ describe('files(): the source part', () => {
     const source = await files({
       files: { kind: 'directory', directory: dir, extension: '.ndjson' },
       format: 'ndjson',
-    }).open(context().context);
+    }).open(recordingPartContext().context);
     onTestFinished(() => source.close());
     expect(source.cluster).toBe('file-set');
   });

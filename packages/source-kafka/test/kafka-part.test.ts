@@ -1,9 +1,8 @@
+import { recordingPartContext } from '@thalweg/contracts';
 import { describe, expect, it } from 'vitest';
 import {
   ConfigError,
-  monotonicClock,
   type BrokerManagedSource,
-  type PartContext,
   type StoreManagedSource,
 } from '@thalweg/connector-core';
 import { kafka, KafkaAssignedSource, KafkaGroupSource } from '../src/index.js';
@@ -11,23 +10,10 @@ import { FakeConsumer } from './fake-consumer.js';
 
 const brokers = ['127.0.0.1:9092'];
 
-function context(): { context: PartContext; info: string[]; debug: string[] } {
-  const info: string[] = [];
-  const debug: string[] = [];
-  return {
-    context: {
-      log: { info: (l) => info.push(l), debug: (l) => debug.push(l) },
-      clock: monotonicClock,
-    },
-    info,
-    debug,
-  };
-}
-
 describe('kafka(): the source part', () => {
   it('opens a group source of the cluster given, logging settings at debug and kafkajs at info', async () => {
     const { factory, consumer } = FakeConsumer.factory();
-    const { context: ctx, info, debug } = context();
+    const { context: ctx, info, debug } = recordingPartContext();
     const part = kafka({
       brokers,
       cluster: 'prod-eu',
@@ -58,14 +44,14 @@ describe('kafka(): the source part', () => {
       topics: ['t'],
       groupId: 'g',
       kafka: factory,
-    }).open(context().context);
+    }).open(recordingPartContext().context);
     expect(group).toBeInstanceOf(KafkaGroupSource);
     const assigned = await kafka({
       brokers,
       cluster: 'c',
       partitions: [{ topic: 't', partition: 0 }],
       kafka: factory,
-    }).open(context().context);
+    }).open(recordingPartContext().context);
     expect(assigned).toBeInstanceOf(KafkaAssignedSource);
     await group.close();
     await assigned.close();
@@ -76,7 +62,7 @@ describe('kafka(): the source part', () => {
 
   it('reports an onDroppedCommit that threw through info', async () => {
     const { factory } = FakeConsumer.factory();
-    const { context: ctx, info } = context();
+    const { context: ctx, info } = recordingPartContext();
     const source = await kafka({
       brokers,
       cluster: 'c',
@@ -96,7 +82,7 @@ describe('kafka(): the source part', () => {
 
   it('opens an assigned source, its throwaway group logged at debug', async () => {
     const { factory, consumer } = FakeConsumer.factory();
-    const { context: ctx, info, debug } = context();
+    const { context: ctx, info, debug } = recordingPartContext();
     const source = await kafka({
       brokers,
       cluster: 'prod-us',
@@ -136,7 +122,7 @@ describe('kafka(): the source part', () => {
 
   it('types the source by mode, and needs groupId in group mode (compile-time)', async () => {
     const { factory } = FakeConsumer.factory();
-    const { context: ctx } = context();
+    const { context: ctx } = recordingPartContext();
     const group: BrokerManagedSource = await kafka({
       brokers,
       cluster: 'c',

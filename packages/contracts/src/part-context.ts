@@ -1,0 +1,26 @@
+import { monotonicClock, type PartContext } from '@thalweg/connector-core';
+
+/** A part's context for tests, with what the part logged at each level. */
+export interface RecordingPartContext {
+  readonly context: PartContext;
+  readonly info: string[];
+  readonly debug: string[];
+}
+
+/**
+ * The context a topology hands a part, built for a test of the part alone:
+ * its log lines are kept per level, so a test can check that the settings
+ * went to debug and nothing an operator did not need went to info.
+ */
+export function recordingPartContext(): RecordingPartContext {
+  const info: string[] = [];
+  const debug: string[] = [];
+  return {
+    context: {
+      log: { info: (line) => info.push(line), debug: (line) => debug.push(line) },
+      clock: monotonicClock,
+    },
+    info,
+    debug,
+  };
+}
