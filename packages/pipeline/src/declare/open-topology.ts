@@ -1,4 +1,5 @@
 import {
+  monotonicClock,
   runDerivation,
   sinkId,
   type HealthReport,
@@ -31,7 +32,7 @@ export async function openTopology<R extends RawPart, S extends SecondaryParts>(
   const info = declaration.log ?? ((line: string) => console.info(line));
   const context: PartContext = {
     log: { info, debug: declaration.debug ?? (() => undefined) },
-    clock: declaration.clock ?? { now: () => performance.now() },
+    clock: declaration.clock ?? monotonicClock,
   };
   const rawId = idOf(declaration.raw.id ?? 'raw', 'raw.id');
   const secondaries = Object.entries(declaration.secondaries ?? {}).map(
