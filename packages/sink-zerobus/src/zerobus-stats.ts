@@ -1,8 +1,7 @@
 import type { StreamMetrics } from './stream-metrics.js';
 
-/** One stream of a Zerobus sink's pool, as plain data. */
-export interface ZerobusStreamStats {
-  readonly stream: string;
+/** What a stream counts, and a sink sums over its pool. */
+export interface ZerobusCounts {
   readonly submittedBatches: number;
   readonly submittedRecords: number;
   readonly deliveredBatches: number;
@@ -10,8 +9,13 @@ export interface ZerobusStreamStats {
   /** Batches accepted and not yet confirmed. */
   readonly pending: number;
   readonly rebuilds: number;
-  /** Permanent failures that ended one of the stream's ack lanes. */
+  /** Permanent failures that ended one of a stream's ack lanes. */
   readonly poisoned: number;
+}
+
+/** One stream of a Zerobus sink's pool, as plain data. */
+export interface ZerobusStreamStats extends ZerobusCounts {
+  readonly stream: string;
   readonly retries: number;
   /** Confirmations whose target threw after the durable ack (coverage lags). */
   readonly confirmFailures: number;
@@ -21,15 +25,8 @@ export interface ZerobusStreamStats {
 }
 
 /** A Zerobus sink's statistics: its pool's totals and each stream's own. */
-export interface ZerobusSinkStats {
+export interface ZerobusSinkStats extends ZerobusCounts {
   readonly table: string;
-  readonly submittedBatches: number;
-  readonly submittedRecords: number;
-  readonly deliveredBatches: number;
-  readonly deliveredRecords: number;
-  readonly pending: number;
-  readonly rebuilds: number;
-  readonly poisoned: number;
   readonly streams: readonly ZerobusStreamStats[];
 }
 
@@ -55,8 +52,7 @@ export function zerobusSinkStats(
     coalesceP50: round2(m.coalesce.quantile(0.5)),
     coalesceP90: round2(m.coalesce.quantile(0.9)),
   }));
-  const sum = (key: keyof ZerobusStreamStats & keyof ZerobusSinkStats): number =>
-    streams.reduce((n, s) => n + s[key], 0);
+  const sum = (key: keyof ZerobusCounts): number => streams.reduce((n, s) => n + s[key], 0);
   return {
     table,
     submittedBatches: sum('submittedBatches'),
