@@ -1,7 +1,7 @@
+import { recordingPartContext } from '@thalweg/contracts';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   derivedCoverage,
-  monotonicClock,
   offsetSpan,
   runDerivation,
   sinkId,
@@ -32,16 +32,9 @@ function table(): PgTableSpec {
 }
 
 function context(id: string) {
-  const info: string[] = [];
-  const debug: string[] = [];
+  const { context, info, debug } = recordingPartContext();
   const confirm = recordingTarget();
-  const ctx: SinkContext<'secondary'> = {
-    id: sinkId(id),
-    cluster: 'prod-eu',
-    confirm,
-    log: { info: (l) => info.push(l), debug: (l) => debug.push(l) },
-    clock: monotonicClock,
-  };
+  const ctx: SinkContext<'secondary'> = { ...context, id: sinkId(id), cluster: 'prod-eu', confirm };
   return { ctx, info, debug, confirm };
 }
 

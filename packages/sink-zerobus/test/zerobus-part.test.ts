@@ -1,7 +1,7 @@
+import { recordingPartContext } from '@thalweg/contracts';
 import { describe, expect, it } from 'vitest';
 import {
   derivedCoverage,
-  monotonicClock,
   offsetSpan,
   RecordRefused,
   recordIdHex,
@@ -39,17 +39,15 @@ const batchOf = (start: number, values: readonly string[]): SourceBatch => ({
 });
 
 function contextOf(id = 'zb-events') {
-  const info: string[] = [];
-  const debug: string[] = [];
+  const part = recordingPartContext();
   const confirm = recordingTarget<'secondary'>();
   const context: SinkContext<'secondary'> = {
+    ...part.context,
     id: sinkId(id),
     cluster: CLUSTER,
     confirm,
-    log: { info: (l) => info.push(l), debug: (l) => debug.push(l) },
-    clock: monotonicClock,
   };
-  return { context, info, debug, confirm };
+  return { context, info: part.info, debug: part.debug, confirm };
 }
 
 const base = (overrides: Partial<ZerobusPartOptions> = {}): ZerobusPartOptions => ({
