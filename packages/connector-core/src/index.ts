@@ -18,3 +18,4 @@ export * from './flow-control/index.js';
 export * from './metrics/index.js';
 export * from './delivery/index.js';
 export * from './parts/index.js';
+export * from './telemetry/index.js';

@@ -1,4 +1,5 @@
 import type { Confirm, Lane } from './confirm.js';
+import type { LaneMetrics } from './delivery/delivery-metrics.js';
 import type { DeliveryPressure } from './delivery/delivery-pressure.js';
 import type { DurableGuarantee, Durability } from './durability.js';
 import type { OffsetSpan, SourcePartition } from './offset-span.js';
@@ -45,6 +46,13 @@ export interface Sink<L extends Lane, B> {
    * without it reads as an empty queue with no failures.
    */
   pressure?(): DeliveryPressure;
+  /**
+   * The metrics of each of its ack lanes, for telemetry (one for a sink with
+   * one lane; one per stream for a pooled sink). The objects are live: a
+   * reader keeps them and reads them again at each scrape. A sink without
+   * it exports no lane metrics.
+   */
+  lanes?(): readonly LaneMetrics[];
 }
 
 /**

@@ -66,6 +66,14 @@ interface SourceBase {
    * prefetch, and omits it.
    */
   prefetchFill?(): number;
+  /**
+   * Where each partition's log ends as the source last saw it (the offset
+   * the next record will get, e.g. Kafka's high watermark), for the source
+   * lag metric: log end minus the committed position. Read from what the
+   * client already fetched, never by a request of its own; a partition not
+   * fetched yet is absent. A source with no such notion omits it.
+   */
+  logEnd?(): readonly PartitionEnd[];
   /** Stops fetching the given partitions (backpressure); batches already yielded are unaffected. */
   pause(partitions: readonly SourcePartition[]): void;
   resume(partitions: readonly SourcePartition[]): void;
@@ -77,6 +85,12 @@ interface SourceBase {
    * of a revoked one, so the listener sees the change in stream order.
    */
   onAssignment?(listener: (event: AssignmentEvent) => void): void;
+}
+
+/** Where one partition's log ends: the offset its next record will get. */
+export interface PartitionEnd {
+  readonly partition: SourcePartition;
+  readonly next: number;
 }
 
 /**

@@ -18,3 +18,4 @@ export * from './recovery/coverage-report.js';
 export * from './declare/index.js';
 // What a declared topology's row mappings use, so a job imports the pipeline and its parts only.
 export { fromJson, recordJson, RecordRefused } from '@thalweg/connector-core';
+export type { SinkLane, PartitionLag } from './sink-lanes.js';

@@ -7,6 +7,7 @@ import type { PipelineState, PipelineStats } from './pipeline-stats.js';
 import type { RecoveryBacklog } from './recovery/backlog-meter.js';
 import { runRepair } from './recovery/recovery-wiring.js';
 import { flushRaw, shutDown } from './shutdown-sequence.js';
+import { sinkLanes, sourceLag, type PartitionLag, type SinkLane } from './sink-lanes.js';
 import type { PipelineSpec } from './topology.js';
 
 /**
@@ -121,6 +122,16 @@ export class Pipeline {
         budget: governor.budget.stats(),
       },
     };
+  }
+
+  /** Each sink's ack lanes with their live metrics, raw's first: what telemetry exports per lane. */
+  lanes(): readonly SinkLane[] {
+    return sinkLanes(this.parts.raw, this.parts.lanes);
+  }
+
+  /** Per partition, the source's log end minus the committed position (source lag). */
+  sourceLag(): readonly PartitionLag[] {
+    return sourceLag(this.parts.source, this.parts.gating.committer);
   }
 
   /** The committed position of a partition, as far as this pipeline stored it. */

@@ -5,6 +5,7 @@ import {
   setAsideOf,
   SubmitQueue,
   type ConfirmTarget,
+  type LaneMetrics,
   type OffsetSpan,
   type Receipt,
   type SetAside,
@@ -113,6 +114,11 @@ export class SecondaryLane<B> {
     private readonly covered: CoveredSpans = new CoveredSpans(),
   ) {
     this.sinkName = label;
+  }
+
+  /** The sink's ack lanes, for telemetry (none before it opened, or when it reports none). */
+  lanes(): readonly LaneMetrics[] {
+    return this.sink?.lanes?.() ?? [];
   }
 
   /** The sink's id once opened (the spec's position before). */

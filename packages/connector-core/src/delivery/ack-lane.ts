@@ -3,6 +3,8 @@ import type { DurableKind } from '../durability.js';
 import { DeliveryError } from '../errors.js';
 import { formatSpan, type OffsetSpan } from '../offset-span.js';
 import type { SinkId } from '../sink-id.js';
+import { events } from '../telemetry/events.js';
+import { publishDurable } from './lane-events.js';
 import { DeliveryMetrics } from './delivery-metrics.js';
 import { SubmitQueue, type QueueBounds, type Sized } from './submit-queue.js';
 
@@ -94,6 +96,8 @@ export interface AckLaneOptions<L extends Lane, E> {
   readonly burst?: Partial<QueueBounds>;
   /** The lane's own metrics (a stream's, kept across the lanes it runs). */
   readonly metrics?: DeliveryMetrics;
+  /** The stream this lane delivers for, in telemetry events; `0` when absent. */
+  readonly stream?: string;
   /** A confirmation target that threw: the batch is durable, acting on it failed. */
   readonly onConfirmFailure?: (error: unknown, entry: E) => void;
   /** After each batch settled (confirmed, failed to confirm, or set aside), in order. */
@@ -143,6 +147,7 @@ export class AckLane<P extends Position, L extends Lane, E extends Pending<P, L>
     if (refused !== null) return Promise.reject(refused);
     this.lastSubmitted = entry.position;
     const admitted = this.queue.push(entry);
+    this.metrics.submitted.inc();
     this.gauge();
     return admitted;
   }
@@ -151,6 +156,7 @@ export class AckLane<P extends Position, L extends Lane, E extends Pending<P, L>
   offer(entry: E): boolean {
     if (this.refuse(entry) !== null || !this.queue.offer(entry)) return false;
     this.lastSubmitted = entry.position;
+    this.metrics.submitted.inc();
     this.gauge();
     return true;
   }
@@ -272,10 +278,11 @@ export class AckLane<P extends Position, L extends Lane, E extends Pending<P, L>
         return this.handOver(settled);
       },
     });
+    const durableAt = Date.now();
     if (handed < burst.length) {
-      const at = Date.now();
-      await this.handOver(burst.slice(handed).map((entry) => ({ entry, at })));
+      await this.handOver(burst.slice(handed).map((entry) => ({ entry, at: durableAt })));
     }
+    publishDurable(this.options.sink, this.stream, burst, durableAt);
   }
 
   /**
@@ -315,6 +322,7 @@ export class AckLane<P extends Position, L extends Lane, E extends Pending<P, L>
       }
       this.deliveredAt = entry.position;
       this.settledCount++;
+      this.metrics.delivered.inc();
       this.gauge();
       try {
         this.options.onSettled?.(entry);
@@ -339,7 +347,17 @@ export class AckLane<P extends Position, L extends Lane, E extends Pending<P, L>
       return;
     }
     const confirmedAt = s.at ?? Date.now();
-    this.metrics.deliveryLatencyMs.observe(confirmedAt - entry.submittedAt);
+    const latencyMs = confirmedAt - entry.submittedAt;
+    this.metrics.deliveryLatencyMs.observe(latencyMs);
+    if (events.confirmed.active) {
+      events.confirmed.publish({
+        sink: o.sink,
+        stream: this.stream,
+        span: entry.span,
+        records: entry.records,
+        latencyMs,
+      });
+    }
     await o.target.apply(entry.confirm, {
       sink: o.sink,
       span: entry.span,
@@ -353,6 +371,11 @@ export class AckLane<P extends Position, L extends Lane, E extends Pending<P, L>
 
   private gauge(): void {
     this.metrics.pending.set(this.queue.offered - this.settledCount);
+    this.metrics.saturation.set(this.queue.fill());
+  }
+
+  private get stream(): string {
+    return this.options.stream ?? '0';
   }
 
   private wake(): void {

@@ -24,4 +24,21 @@ export class DeliveryMetrics {
   readonly poisoned = new Counter();
   /** Confirmations whose target threw after the durable step: lag, not loss. */
   readonly confirmFailures = new Counter();
+  /** Batches the lane accepted: the submitted watermark (its count, kept across rebuilt lanes). */
+  readonly submitted = new Counter();
+  /** Batches the lane settled (confirmed or set aside): the delivered watermark. */
+  readonly delivered = new Counter();
+  /** Fill of the lane's bounded queue, 0..1, at its last change: ack-lane saturation. */
+  readonly saturation = new Gauge();
+}
+
+/**
+ * One ack lane of a sink, as telemetry reads it: a sink with one lane
+ * (raw's segments, PostgreSQL) has stream `0`; a sink with a pool of
+ * streams (Zerobus) one entry per stream. Together with the sink's id the
+ * stream names the lane, so no two lanes share a label set.
+ */
+export interface LaneMetrics {
+  readonly stream: string;
+  readonly metrics: DeliveryMetrics;
 }

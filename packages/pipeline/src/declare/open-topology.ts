@@ -14,6 +14,7 @@ import {
 import type { CoverageStore } from '@thalweg/offset-store';
 import { PipelineError } from '../errors.js';
 import { Pipeline } from '../pipeline.js';
+import type { PartitionLag, SinkLane } from '../sink-lanes.js';
 import type { RecoveryBacklog } from '../recovery/backlog-meter.js';
 import { secondary, type SecondarySpec } from '../topology.js';
 import { defaultCoverage } from './default-coverage.js';
@@ -140,6 +141,16 @@ export class Topology<R extends RawPart, S extends SecondaryParts> {
 
   committed(partition: SourcePartition): number | null {
     return this.pipeline.committed(partition);
+  }
+
+  /** See `Pipeline.lanes`. */
+  lanes(): readonly SinkLane[] {
+    return this.pipeline.lanes();
+  }
+
+  /** See `Pipeline.sourceLag`. */
+  sourceLag(): readonly PartitionLag[] {
+    return this.pipeline.sourceLag();
   }
 }
 
