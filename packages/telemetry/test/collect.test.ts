@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { collectMetrics, METRICS, type MetricFamily, type Sample } from '../src/index.js';
+import { filesTopology } from './files-topology.js';
+
+function samples(families: readonly MetricFamily[], name: string): readonly Sample[] {
+  const family = families.find((f) => f.def.name === name);
+  if (family === undefined) throw new Error(`no family ${name}`);
+  return family.samples;
+}
+
+function value(families: readonly MetricFamily[], name: string, labels: object): number {
+  const found = samples(families, name).find((s) =>
+    Object.entries(labels).every(([k, v]) => s.labels[k] === v),
+  );
+  if (found === undefined || !('value' in found))
+    throw new Error(`no ${name} ${JSON.stringify(labels)}`);
+  return found.value;
+}
+
+describe('collectMetrics', () => {
+  it('reads a finished topology: per-sink records, quarantine by reason, health', async () => {
+    const job = await filesTopology(['{"id":"a","amount":3}', '{"id":"b","amount":5}', 'not json']);
+    await job.run();
+    const families = collectMetrics(job);
+
+    expect(families.map((f) => f.def)).toEqual(Object.values(METRICS));
+    expect(value(families, 'thalweg_sink_delivered_records_total', { sink: 'raw' })).toBe(3);
+    expect(
+      value(families, 'thalweg_sink_delivered_records_total', { sink: 'zerobus-orders' }),
+    ).toBe(2);
+    expect(value(families, 'thalweg_quarantine_records_total', { reason: 'decode' })).toBe(1);
+    expect(value(families, 'thalweg_source_records_total', {})).toBe(3);
+    // A stopped pipeline is not ready; it is still live (nothing is stuck).
+    expect(value(families, 'thalweg_health_live', {})).toBe(1);
+    expect(value(families, 'thalweg_health_ready', {})).toBe(0);
+  });
+
+  it('marks exactly one state of each enumerated gauge', async () => {
+    const job = await filesTopology(['{"id":"a","amount":1}']);
+    await job.run();
+    const families = collectMetrics(job);
+    for (const name of [
+      'thalweg_flow_backpressure_state',
+      'thalweg_flow_stuck_level',
+      'thalweg_flow_bottleneck',
+    ]) {
+      const on = samples(families, name).filter((s) => 'value' in s && s.value === 1);
+      expect(on, name).toHaveLength(1);
+    }
+    expect(value(families, 'thalweg_flow_backpressure_state', { state: 'normal' })).toBe(1);
+  });
+
+  it('labels every sample with exactly its metric’s labels', async () => {
+    const job = await filesTopology(['{"id":"a","amount":1}', '{"id":"b","amount":2}']);
+    await job.run();
+    for (const { def, samples: all } of collectMetrics(job)) {
+      const want = [...def.labels].sort();
+      for (const s of all) expect(Object.keys(s.labels).sort(), def.name).toEqual(want);
+    }
+  });
+});
