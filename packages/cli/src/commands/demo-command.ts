@@ -6,13 +6,16 @@ import { runDemo, type DemoSummary } from '../demo/run-demo.js';
 
 export const DEMO_USAGE = `thalweg demo [--records N] [--partitions P] [--batch B] [--payload BYTES]
                    [--ack-ms MS] [--fail-at-wait N] [--malformed-every N] [--dir DIR]
+                   [--port PORT [--host HOST]]
 
   demo   a generated, replayable source -> durable Arrow IPC raw segments on
          local disk -> a Databricks Zerobus secondary over the fake transport
          (acknowledgement latency, one dead stream mid-run), coverage in
          LevelDB. Source positions are stored only after raw's durable
          acknowledgement. Ends with an audit that reads raw and the coverage
-         back from disk. Needs no service.`;
+         back from disk. Needs no service. With --port, serves /metrics
+         (Prometheus), /live and /ready on HOST (default 127.0.0.1) while it
+         runs and prints the URL; --port 0 takes a free port.`;
 
 /** `thalweg demo`: runs the main job and prints its summary; non-zero when the audit fails. */
 export async function demoCommand(rest: string[]): Promise<number> {
@@ -27,6 +30,8 @@ export async function demoCommand(rest: string[]): Promise<number> {
       'fail-at-wait': { type: 'string', default: '25' },
       'malformed-every': { type: 'string', default: '5000' },
       dir: { type: 'string' },
+      port: { type: 'string' },
+      host: { type: 'string', default: '127.0.0.1' },
     },
   });
   const number = (name: string, v: string, min = 1) => {
@@ -49,6 +54,9 @@ export async function demoCommand(rest: string[]): Promise<number> {
       failAtWait: number('fail-at-wait', values['fail-at-wait'], 0),
       malformedEvery: number('malformed-every', values['malformed-every'], 0),
       progress: (line) => process.stderr.write(`thalweg demo: ${line}\n`),
+      ...(values.port === undefined
+        ? {}
+        : { telemetry: { port: number('port', values.port, 0), host: values.host } }),
     });
     process.stdout.write(render(summary));
     const sound =

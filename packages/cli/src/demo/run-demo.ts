@@ -4,7 +4,9 @@ import { openTopology, type PipelineStats } from '@thalweg/pipeline';
 import { rawSegments } from '@thalweg/sink-files';
 import { fakeZerobus, fromJson, zerobus } from '@thalweg/sink-zerobus';
 import { BatchSchema, column } from '@thalweg/stream-arrow';
+import { serveTelemetry } from '@thalweg/telemetry';
 import { auditDemo, type DemoAudit } from './audit-demo.js';
+import { CurrentTopology } from './demo-telemetry.js';
 import { GeneratedSource } from './generated-source.js';
 
 export interface DemoOptions {
@@ -19,6 +21,8 @@ export interface DemoOptions {
   readonly failAtWait: number;
   readonly malformedEvery: number;
   readonly progress: (line: string) => void;
+  /** Serves `/metrics`, `/live` and `/ready` while the demo runs (`--port`). */
+  readonly telemetry?: { readonly port: number; readonly host: string };
 }
 
 export interface DemoSummary extends DemoAudit {
@@ -46,6 +50,20 @@ const ZEROBUS = 'zerobus-events';
  * LevelDB next to raw. Then an audit reads raw and the coverage back.
  */
 export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
+  const current = new CurrentTopology();
+  const server =
+    options.telemetry === undefined ? null : await serveTelemetry(current, options.telemetry);
+  if (server !== null) {
+    options.progress(`telemetry at ${server.url}/metrics (and /live, /ready)`);
+  }
+  try {
+    return await runTopologies(options, current);
+  } finally {
+    await server?.close();
+  }
+}
+
+async function runTopologies(options: DemoOptions, current: CurrentTopology): Promise<DemoSummary> {
   const topic = 'demo';
   const source = new GeneratedSource({ topic, ...options });
   const coverageDir = join(options.dir, 'coverage');
@@ -91,11 +109,13 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
 
   const total = options.partitions * options.recordsPerPartition;
   const ingest = await open('both');
+  current.show(ingest);
   const stats = await withProgress(ingest, (s) => progressLine(s, total), options.progress);
   const zerobusStats = stats.sinks[ZEROBUS];
   const coalesce = zerobusStats?.streams[0]?.coalesceP50 ?? null;
   // Recovery as its own role: replay what the secondary missed from raw.
   const recovery = await open('recovery');
+  current.show(recovery);
   const repaired = await withProgress(
     recovery,
     (s) =>
