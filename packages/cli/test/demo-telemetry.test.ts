@@ -7,7 +7,7 @@ describe('thalweg demo --port', () => {
   it('serves /metrics, /live and /ready while it runs, and prints the URL', async () => {
     const { url } = await startDemo();
     // Wait for records to flow: the raw sink's series appears once it delivered.
-    let text = '';
+    let text: string;
     for (;;) {
       const res = await fetch(`${url}/metrics`);
       if (res.status === 200) {
