@@ -13,9 +13,10 @@ import type { LaneRoles } from './lane-roles.js';
  * Their buckets are the lanes' own, so an OpenTelemetry histogram and the
  * Prometheus exposition of the same lane have the same bounds.
  *
- * Only sinks of this topology are recorded (the role comes from its
- * lanes); an event naming another sink belongs to another topology in the
- * same process and is left to that one's instrumentation.
+ * The events carry the sink and its stream; the role comes from the
+ * topology's lanes. A sink its lanes do not name (a sink that exposes no
+ * lane metrics, or one of another topology in the same process: the
+ * channels are process-wide) is recorded without a role rather than lost.
  *
  * Returns the function that unsubscribes both.
  */
@@ -28,20 +29,18 @@ export function recordLaneHistograms(meter: Meter, roles: LaneRoles): () => void
     ValueType.DOUBLE,
     lane.deliveryLatencyMs.bounds.map((ms) => ms / 1000),
   );
-  const attributes = (sink: string, stream: string): Attributes | null => {
+  const attributes = (sink: string, stream: string): Attributes => {
     const role = roles.of(sink);
-    return role === undefined ? null : { sink, role, stream };
+    return role === undefined ? { sink, stream } : { sink, role, stream };
   };
   const offDurable = events.durable.subscribe(
     guarded('recording the coalesce histogram', (e) => {
-      const a = attributes(e.sink, e.stream);
-      if (a !== null) coalesce.record(e.batches, a);
+      coalesce.record(e.batches, attributes(e.sink, e.stream));
     }),
   );
   const offConfirmed = events.confirmed.subscribe(
     guarded('recording the delivery latency histogram', (e) => {
-      const a = attributes(e.sink, e.stream);
-      if (a !== null) latency.record(e.latencyMs / 1000, a);
+      latency.record(e.latencyMs / 1000, attributes(e.sink, e.stream));
     }),
   );
   return () => {

@@ -24,7 +24,7 @@ export class LaneRoles {
     this.missed.clear();
   }
 
-  /** The sink's role, or undefined for a sink this topology does not have. */
+  /** The sink's role, or undefined for a sink the topology's lanes do not name. */
   of(sink: string): Lane | undefined {
     const known = this.roles.get(sink);
     if (known !== undefined || this.missed.has(sink)) return known;
