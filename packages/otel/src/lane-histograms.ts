@@ -21,6 +21,7 @@ import type { LaneRoles } from './lane-roles.js';
  * Returns the function that unsubscribes both.
  */
 export function recordLaneHistograms(meter: Meter, roles: LaneRoles): () => void {
+  // A lane's metrics, read only for their bounds: the buckets are written in one place.
   const lane = new DeliveryMetrics();
   const coalesce = histogram(meter, METRICS.coalesce, ValueType.INT, lane.coalesce.bounds);
   const latency = histogram(
