@@ -15,10 +15,11 @@ declare -A own=(
   [postgres]=THALWEG_PG_URL
   [kafka]=THALWEG_KAFKA_BROKERS
   [s3]=THALWEG_S3_ENDPOINT
+  [prometheus]=THALWEG_PROMETHEUS_URL
 )
 declare -A pids=()
 
-for name in postgres kafka s3; do
+for name in postgres kafka s3 prometheus; do
   var=${own[$name]}
   if [ -n "${!var:-}" ]; then
     echo "$name: using $var=${!var} from the environment" >&2
@@ -28,6 +29,19 @@ for name in postgres kafka s3; do
           if [ -z "${!v:-}" ]; then echo "s3: $v must be set too when THALWEG_S3_ENDPOINT is" >&2; exit 1; fi
           echo "export $v=${!v}" >>"$out/$name"
         done
+        ;;
+      prometheus)
+        if [ -z "${THALWEG_PROMETHEUS_TARGETS:-}" ]; then
+          echo "prometheus: THALWEG_PROMETHEUS_TARGETS (the directory its file_sd_configs watch) must be set too when THALWEG_PROMETHEUS_URL is" >&2
+          exit 1
+        fi
+        promtool=${THALWEG_PROMTOOL:-$(command -v promtool || true)}
+        if [ -z "$promtool" ]; then
+          echo "prometheus: set THALWEG_PROMTOOL, or put promtool on the PATH (Debian's prometheus package has it)" >&2
+          exit 1
+        fi
+        printf 'export %s\n' "THALWEG_PROMETHEUS_URL=$THALWEG_PROMETHEUS_URL" \
+          "THALWEG_PROMETHEUS_TARGETS=$THALWEG_PROMETHEUS_TARGETS" "THALWEG_PROMTOOL=$promtool" >"$out/$name"
         ;;
       *) echo "export $var=${!var}" >"$out/$name" ;;
     esac
@@ -45,4 +59,4 @@ if [ ${#failed[@]} -gt 0 ]; then
   echo "services:up failed: ${failed[*]} (see the messages above)" >&2
   exit 1
 fi
-cat "$out/postgres" "$out/kafka" "$out/s3"
+cat "$out/postgres" "$out/kafka" "$out/s3" "$out/prometheus"

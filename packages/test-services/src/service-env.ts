@@ -50,3 +50,25 @@ export function s3Endpoint(): S3Endpoint {
     secretAccessKey: required('THALWEG_S3_SECRET_KEY', 'S3'),
   };
 }
+
+export interface PrometheusService {
+  /** Base URL of its HTTP API, e.g. `http://127.0.0.1:39090`. */
+  readonly url: string;
+  /**
+   * The directory its `file_sd_configs` watch: a test registers an endpoint
+   * it serves by writing `[{"targets": ["host:port"]}]` to a `*.json` file
+   * of its own there (and removes it when done). It is scraped every second.
+   */
+  readonly targetsDir: string;
+  /** Path of the `promtool` binary that goes with it. */
+  readonly promtool: string;
+}
+
+/** A Prometheus server that scrapes the targets a test writes into `targetsDir`. */
+export function prometheus(): PrometheusService {
+  return {
+    url: required('THALWEG_PROMETHEUS_URL', 'Prometheus'),
+    targetsDir: required('THALWEG_PROMETHEUS_TARGETS', 'Prometheus'),
+    promtool: required('THALWEG_PROMTOOL', 'Prometheus'),
+  };
+}
