@@ -1,4 +1,5 @@
 import {
+  events,
   formatSpan,
   rawAnchor,
   type ReplayableSink,
@@ -16,6 +17,7 @@ import type { QuarantineRouter } from './quarantine-router.js';
 import type { RawHoleGuard } from './raw-hole-guard.js';
 import type { LiveReach } from './recovery/live-reach.js';
 import type { SecondaryLane } from './secondary-lane.js';
+import { publishSubmitted } from './submit-event.js';
 
 export interface IngestDeps {
   readonly source: Source;
@@ -60,7 +62,11 @@ async function readBatches(deps: IngestDeps): Promise<void> {
     gating.counts.sourceRecords += batch.records.length;
     // Counted with the records, here: a batch cut short by a revocation or
     // a stop() is still read, all of it.
-    gating.counts.sourceBytes += batchBytes(batch);
+    const bytes = batchBytes(batch);
+    gating.counts.sourceBytes += bytes;
+    if (events.batchRead.active) {
+      events.batchRead.publish({ span: batch.span, records: batch.records.length, bytes });
+    }
     gating.progress += 1;
     gating.know(batch.span);
     if (deps.holes.pending(batch.span)) {
@@ -114,6 +120,7 @@ async function readBatches(deps: IngestDeps): Promise<void> {
       }
       gating.counts.rawBatches += 1;
       gating.counts.rawRecords += piece.records.length;
+      publishSubmitted(deps.raw.descriptor.id, 'primary-raw', piece);
       offerSecondaries(deps, piece);
       // Moved only once offered: until then the piece is pending in no lane,
       // and a reach past it would hand it to recovery beside the live offer.

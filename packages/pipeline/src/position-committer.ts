@@ -1,5 +1,6 @@
 import {
   backoffDelay,
+  events,
   partitionKey,
   sleep,
   ThalwegError,
@@ -179,6 +180,7 @@ export class PositionCommitter {
       this.consecutive = 0;
       entry.failures = 0;
       this.commits += 1;
+      if (events.committed.active) events.committed.publish({ partition: entry.partition, next });
       // Revoked while the commit ran: the entry is gone and stays gone.
       if (this.partitions.get(key) !== entry) continue;
       entry.committed = Math.max(entry.committed ?? 0, next);

@@ -1,4 +1,5 @@
 import {
+  events,
   NO_HEADERS,
   QuarantineLane,
   type QuarantineLaneConfig,
@@ -45,6 +46,16 @@ export class QuarantineRouter {
 
   offer(sink: string, batch: SourceBatch, note: QuarantineNote): void {
     this.counts[note.reason] = (this.counts[note.reason] ?? 0) + 1;
+    if (events.quarantined.active) {
+      const { topic, partition } = batch.span;
+      events.quarantined.publish({
+        sink,
+        reason: note.reason,
+        topic,
+        partition,
+        offset: note.offset,
+      });
+    }
     const record = batch.records.find((r) => r.offset === note.offset);
     this.lane.offer({
       reason: note.reason,

@@ -20,6 +20,7 @@ import type { CoverageRecorder } from './coverage-recorder.js';
 import { CoveredSpans } from './covered-spans.js';
 import { secondaryConfigSchema, type SecondaryConfig } from './pipeline-config.js';
 import { PendingSpans } from './secondary-pending.js';
+import { publishSubmitted } from './submit-event.js';
 import { emptyReceipt } from './vacuous-receipt.js';
 import { withDeadline } from './with-deadline.js';
 import type { Derive, Derived, QuarantineNote } from './topology.js';
@@ -310,10 +311,12 @@ export class SecondaryLane<B> {
       this.pending.settle(batch.span);
       return;
     }
-    this.pending.submitting(submittedPart(batch, derived.quarantined));
+    const part = submittedPart(batch, derived.quarantined);
+    this.pending.submitting(part);
     await sink.submit(derived.batch, batch.span, derivedCoverage(sink.descriptor.id, batch.span));
     // After acceptance: a refused batch is counted as set aside or shed, never as submitted too.
     this.submitted += 1;
+    publishSubmitted(sink.descriptor.id, 'secondary', part);
   }
 
   /**

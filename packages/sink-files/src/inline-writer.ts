@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { Confirm, DeliveryPressure, SourceBatch } from '@thalweg/connector-core';
+import type { Confirm, DeliveryPressure, LaneMetrics, SourceBatch } from '@thalweg/connector-core';
 import { BatchPacker } from './batch-packer.js';
 import { BufferPool } from './buffer-pool.js';
 import { RawSinkError, reasonOf } from './errors.js';
@@ -87,6 +87,10 @@ export class InlineWriter implements SegmentWriter {
 
   pressure(): DeliveryPressure {
     return this.raw.pressure();
+  }
+
+  lanes(): readonly LaneMetrics[] {
+    return this.raw.lanes();
   }
 
   /** The durable step: one segment per burst, indexed before the lane confirms it. */

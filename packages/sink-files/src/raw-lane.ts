@@ -3,12 +3,16 @@ import {
   type Confirm,
   type DeliveryMetrics,
   type DeliveryPressure,
+  type LaneMetrics,
   type Pending,
 } from '@thalweg/connector-core';
 import type { RawSinkEvent, ResolvedOptions } from './options.js';
 import type { PackedBatch } from './packed-batch.js';
 import type { SegmentIndex } from './segment-index.js';
 import type { SegmentLayout } from './segment-layout.js';
+
+/** Raw's segments go through one lane: its stream in telemetry. */
+const RAW_STREAM = '0';
 
 /**
  * A batch accepted by `submit`, waiting for its segment to become durable.
@@ -62,6 +66,7 @@ export class RawLane {
   ) {
     this.lane = new AckLane({
       sink: o.id,
+      stream: RAW_STREAM,
       durability: 'flush-close',
       target: o.confirm,
       queue: { maxItems: o.maxQueuedBatches, maxBytes: o.maxQueuedBytes, countUntil },
@@ -133,6 +138,11 @@ export class RawLane {
       queueFill: this.lane.fill(),
       consecutiveFailures: this.metrics.consecutiveFailures.value,
     };
+  }
+
+  /** The sink's one lane, stream `0`, for telemetry: its live metrics. */
+  lanes(): readonly LaneMetrics[] {
+    return [{ stream: RAW_STREAM, metrics: this.metrics }];
   }
 
   get metrics(): DeliveryMetrics {

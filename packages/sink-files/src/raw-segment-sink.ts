@@ -3,6 +3,7 @@ import {
   offsetSpan,
   type Confirm,
   type DeliveryPressure,
+  type LaneMetrics,
   type OffsetSpan,
   type PrimaryRawDescriptor,
   type ReplayableSink,
@@ -267,6 +268,11 @@ export class RawSegmentSink implements ReplayableSink<SourceBatch> {
    */
   pressure(): DeliveryPressure {
     return this.writer.pressure();
+  }
+
+  /** Raw's one ack lane (stream `0`), its metrics live across scrapes. */
+  lanes(): readonly LaneMetrics[] {
+    return this.writer.lanes();
   }
 
   /** The failure that ended the writer, or null while it is healthy. */

@@ -1,4 +1,4 @@
-import type { Confirm, DeliveryPressure, SourceBatch } from '@thalweg/connector-core';
+import type { Confirm, DeliveryPressure, LaneMetrics, SourceBatch } from '@thalweg/connector-core';
 import type { LaneCounts } from './raw-lane.js';
 
 /**
@@ -24,4 +24,6 @@ export interface SegmentWriter {
   readonly counts: LaneCounts;
   /** The lane's fill and failing writes now (raw-lane.ts). */
   pressure(): DeliveryPressure;
+  /** The one ack lane's metrics (raw-lane.ts). */
+  lanes(): readonly LaneMetrics[];
 }

@@ -1,5 +1,11 @@
 import { Worker } from 'node:worker_threads';
-import type { BurstContext, Confirm, DeliveryPressure, SourceBatch } from '@thalweg/connector-core';
+import type {
+  BurstContext,
+  Confirm,
+  DeliveryPressure,
+  LaneMetrics,
+  SourceBatch,
+} from '@thalweg/connector-core';
 import { BatchPacker } from './batch-packer.js';
 import { BufferPool } from './buffer-pool.js';
 import { RawSinkError, reasonOf } from './errors.js';
@@ -218,6 +224,10 @@ export class WorkerWriter implements SegmentWriter {
 
   pressure(): DeliveryPressure {
     return this.raw.pressure();
+  }
+
+  lanes(): readonly LaneMetrics[] {
+    return this.raw.lanes();
   }
 
   /** Whether the writer thread still runs. */

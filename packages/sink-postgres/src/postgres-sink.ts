@@ -4,6 +4,7 @@ import {
   type BurstContext,
   type Confirm,
   type DurableGuarantee,
+  type LaneMetrics,
   type OffsetSpan,
   type SetAside,
   type Sink,
@@ -23,6 +24,9 @@ import {
 import { SinkCounters, type PostgresSinkStats } from './sink-stats.js';
 import { qualifiedName } from './table-spec.js';
 import { TransactionWriter } from './transaction-writer.js';
+
+/** One transaction at a time through one lane: its stream in telemetry. */
+const PG_STREAM = '0';
 
 /** The descriptor every Postgres sink has: durable at commit, not readable back for recovery. */
 export type PostgresSinkDescriptor = SinkDescriptor<DurableGuarantee> & {
@@ -98,6 +102,7 @@ export class PostgresSink implements Sink<'secondary', PgBatch> {
     }
     this.lane = new AckLane<number, 'secondary', QueuedBatch>({
       sink: id,
+      stream: PG_STREAM,
       durability: 'transaction-commit',
       target: options.confirm,
       queue: { maxItems: this.options.maxQueuedBatches, maxBytes: Number.POSITIVE_INFINITY },
@@ -214,6 +219,11 @@ export class PostgresSink implements Sink<'secondary', PgBatch> {
 
   stats(): PostgresSinkStats {
     return this.counters.snapshot(this.lane.size.items, this.lane.metrics);
+  }
+
+  /** The sink's one ack lane (stream `0`), its metrics live across scrapes. */
+  lanes(): readonly LaneMetrics[] {
+    return [{ stream: PG_STREAM, metrics: this.lane.metrics }];
   }
 
   /** The failure that stopped the sink, or null while it is healthy. */

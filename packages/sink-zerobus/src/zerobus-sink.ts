@@ -3,6 +3,7 @@ import type {
   Confirm,
   ConfirmTarget,
   Lane,
+  LaneMetrics,
   OffsetSpan,
   SinkDescriptor,
   SinkId,
@@ -113,6 +114,7 @@ export class ZerobusSink<L extends Lane> implements BatchSink<L> {
         new ZerobusStream<L>({
           sink: deps.id,
           name: `${deps.id}-${i}`,
+          stream: String(i),
           spec,
           factory: deps.factory,
           target: deps.confirm,
@@ -181,6 +183,14 @@ export class ZerobusSink<L extends Lane> implements BatchSink<L> {
 
   metrics(): StreamMetrics[] {
     return this.streams.map((s) => s.metrics);
+  }
+
+  /**
+   * One lane per stream of the pool, by its index: the stream's metrics,
+   * which outlive the lanes its rebuilds replace.
+   */
+  lanes(): readonly LaneMetrics[] {
+    return this.streams.map((s, i) => ({ stream: String(i), metrics: s.metrics }));
   }
 
   /** The pool's totals and each stream's own, as plain data (from `metrics()`). */

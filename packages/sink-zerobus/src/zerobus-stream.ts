@@ -1,6 +1,7 @@
 import {
   AckLane,
   backoffDelay,
+  events,
   formatSpan,
   retrying,
   sleep,
@@ -20,6 +21,8 @@ import type { StreamSpec, TransportFactory, ZerobusTransport } from './transport
 export interface StreamOptions<L extends Lane> {
   readonly sink: SinkId;
   readonly name: string;
+  /** The stream's index in its sink's pool, as telemetry labels it. */
+  readonly stream: string;
   /** Read when a stream is opened: the schema can come from the catalog after construction. */
   readonly spec: () => StreamSpec;
   readonly factory: TransportFactory;
@@ -228,6 +231,14 @@ export class ZerobusStream<L extends Lane> {
         this.rebuildsInARow += 1;
         this.metrics.rebuilds.inc();
         this.options.onRebuild?.(this.rebuildsInARow, dead.failure);
+        if (events.streamRebuilt.active) {
+          const cause = dead.failure?.message ?? 'unknown';
+          events.streamRebuilt.publish({
+            sink: this.options.sink,
+            stream: this.options.stream,
+            cause,
+          });
+        }
         await sleep(backoffDelay(this.options.rebuild, this.rebuildsInARow));
         await dead.transport.close().catch(() => undefined);
       }
@@ -281,6 +292,7 @@ export class ZerobusStream<L extends Lane> {
     const watermarks = new StreamWatermarks();
     const lane = new AckLane<number, L, PendingConfirm<L>>({
       sink: this.options.sink,
+      stream: this.options.stream,
       durability: 'server-ack',
       target: this.options.target,
       queue: { maxItems: this.options.channelCapacity, maxBytes: Number.POSITIVE_INFINITY },

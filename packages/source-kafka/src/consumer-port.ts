@@ -74,6 +74,11 @@ export interface FetchedBatch {
   readonly firstOffset: string | null;
   /** The last offset this batch accounts for; the client resumes after it. */
   readonly lastOffset: string;
+  /**
+   * The partition's high watermark when the broker answered the fetch
+   * (decimal): the offset its next record will get, where its log ends.
+   */
+  readonly highWatermark: string;
   /** Records for the caller: control records and aborted transactions removed. */
   readonly messages: readonly FetchedMessage[];
 }

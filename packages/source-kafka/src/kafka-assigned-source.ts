@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import {
   checkOffset,
   partitionKey,
+  type PartitionEnd,
   type SourceBatch,
   type SourceCursor,
   type SourceOrigin,
@@ -110,6 +111,11 @@ export class KafkaAssignedSource implements StoreManagedSource {
 
   prefetchFill(): number {
     return this.reader.prefetchFill();
+  }
+
+  /** Each owned partition's high watermark, as its last fetch reported it. */
+  logEnd(): readonly PartitionEnd[] {
+    return this.reader.logEnd();
   }
 
   pause(partitions: readonly SourcePartition[]): void {

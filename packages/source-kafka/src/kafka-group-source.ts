@@ -1,6 +1,7 @@
 import type {
   AssignmentEvent,
   BrokerManagedSource,
+  PartitionEnd,
   SourceBatch,
   SourceOrigin,
   SourcePartition,
@@ -83,6 +84,11 @@ export class KafkaGroupSource implements BrokerManagedSource {
 
   prefetchFill(): number {
     return this.reader.prefetchFill();
+  }
+
+  /** Each owned partition's high watermark, as its last fetch reported it. */
+  logEnd(): readonly PartitionEnd[] {
+    return this.reader.logEnd();
   }
 
   pause(partitions: readonly SourcePartition[]): void {

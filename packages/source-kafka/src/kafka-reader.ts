@@ -1,6 +1,7 @@
 import {
   partitionKey,
   sourcePartition,
+  type PartitionEnd,
   type SourceBatch,
   type SourcePartition,
 } from '@thalweg/connector-core';
@@ -16,6 +17,7 @@ import { connectWithin } from './connect-within.js';
 import { crashError } from './crash-error.js';
 import { KafkaSourceError } from './errors.js';
 import { kafkajsConsumer } from './kafkajs-consumer.js';
+import { LogEnds } from './log-ends.js';
 import type { CommonSettings } from './options.js';
 import { PauseSet } from './pause-set.js';
 import { QueuePauseClock } from './queue-pause-clock.js';
@@ -40,6 +42,7 @@ export class KafkaReader {
   private readonly floors = new Map<string, number>();
   /** End of the last batch yielded per partition, while this member owns it. */
   private readonly yieldedEnds = new Map<string, number>();
+  private readonly logEnds = new LogEnds();
   private assignment = new Map<string, SourcePartition>();
   /** Between a rejoin starting and its end nothing is yielded: the batches may be about to be revoked. */
   private holding = false;
@@ -91,6 +94,11 @@ export class KafkaReader {
   /** The end of the last batch yielded for a partition it still owns. */
   yieldedEnd(partition: SourcePartition): number | undefined {
     return this.yieldedEnds.get(partitionKey(partition));
+  }
+
+  /** Each owned partition's log end as its last fetch reported it (its high watermark). */
+  logEnd(): readonly PartitionEnd[] {
+    return this.logEnds.list();
   }
 
   /** Sets where a partition starts (a sought cursor); only before `batches`. */
@@ -240,6 +248,7 @@ export class KafkaReader {
     for (const p of revoked) {
       this.floors.delete(partitionKey(p));
       this.yieldedEnds.delete(partitionKey(p));
+      this.logEnds.drop(p);
       if (this.pauses.remove(p, 'queue')) released.push(p);
     }
     // kafkajs keeps a pause across reassignments: a revoked partition the
@@ -269,6 +278,8 @@ export class KafkaReader {
       this.staleBatches += 1;
       return;
     }
+    // Before the conversion: a fetch wholly below the floor still says where the log ends.
+    this.logEnds.note(partition, fetched.highWatermark);
     let converted;
     try {
       converted = toSourceBatch(fetched, this.floors.get(key));

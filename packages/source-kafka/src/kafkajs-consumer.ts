@@ -192,6 +192,7 @@ export const kafkajsConsumer: ConsumerFactory = (settings, emit) => {
         partition: payload.partition,
         firstOffset: typeof first === 'string' ? first : null,
         lastOffset: payload.lastOffset,
+        highWatermark: payload.highWatermark,
         messages: [],
       },
     });
@@ -221,6 +222,7 @@ export const kafkajsConsumer: ConsumerFactory = (settings, emit) => {
             partition: batch.partition,
             firstOffset: batch.firstOffset(),
             lastOffset: batch.lastOffset(),
+            highWatermark: batch.highWatermark,
             messages: batch.messages.map((m) => ({
               offset: m.offset,
               key: m.key ?? null,

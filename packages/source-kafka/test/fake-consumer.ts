@@ -101,6 +101,8 @@ export class FakeConsumer implements ConsumerPort {
       partition: p.partition,
       firstOffset: String(from),
       lastOffset: String(from + count - 1),
+      // As if the batch ran to the log's end; `extra` says otherwise.
+      highWatermark: String(from + count),
       messages,
       ...extra,
     });

@@ -41,6 +41,15 @@ describe('KafkaAssignedSource against Kafka', () => {
       [0, 11],
       [2, 11],
     ]);
+    // Both read to their end: each log end is what was produced into it (the
+    // fetches' high watermark); partition 1, never fetched, has none.
+    const logEnd = [...source.logEnd()].sort(
+      (a, b) => a.partition.partition - b.partition.partition,
+    );
+    expect(logEnd).toEqual([
+      { partition: p0, next: 11 },
+      { partition: p2, next: 11 },
+    ]);
     const first = (p: number) => c.batches.find((b) => b.span.partition === p)?.span.start;
     expect([first(0), first(2)]).toEqual([0, 4]);
     const offsets = (p: number) =>

@@ -92,7 +92,14 @@ describe('KafkaGroupSource rebalances', () => {
     s.consumer.join([P(0)]);
     s.consumer.emit({
       kind: 'filtered-batch',
-      batch: { topic: 't', partition: 0, firstOffset: '0', lastOffset: '2', messages: [] },
+      batch: {
+        topic: 't',
+        partition: 0,
+        firstOffset: '0',
+        lastOffset: '2',
+        highWatermark: '3',
+        messages: [],
+      },
     });
     s.consumer.deliver(P(0), 3, 1);
     await s.collector.until((c) => c.batches.length >= 2);
@@ -264,6 +271,7 @@ describe('KafkaGroupSource failures', () => {
       partition: 0,
       firstOffset: '9007199254740991',
       lastOffset: '9007199254740993',
+      highWatermark: '9007199254740994',
       messages: [],
     });
     const error = await s.collector.until(() => false).catch((e: unknown) => e);

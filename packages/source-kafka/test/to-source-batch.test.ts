@@ -16,6 +16,7 @@ const batch = (messages: FetchedMessage[], extra: Partial<FetchedBatch> = {}): F
   partition: 3,
   firstOffset: messages[0]?.offset ?? null,
   lastOffset: messages[messages.length - 1]?.offset ?? '0',
+  highWatermark: '100',
   messages,
   ...extra,
 });
