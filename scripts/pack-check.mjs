@@ -255,7 +255,7 @@ try {
 
   const all = Object.keys(tarballs);
   // What a user adds: @types/node, the S3 client for /s3 (no package of ours
-  // depends on it), the peers apache-arrow and vitest (pinned, not left to
+  // depends on it), the peers apache-arrow, vitest and @opentelemetry/api (pinned, not left to
   // npm's choice). pg, @types/pg and classic-level must come through the
   // packages that declare them (sink-postgres, cli).
   const full = install('full', tarballs, all, [
@@ -263,6 +263,7 @@ try {
     '@aws-sdk/client-s3',
     'apache-arrow',
     'vitest',
+    '@opentelemetry/api',
   ]);
   report.full = { installMs: full.installMs, ...compileAndRun(full.dir, 'consumer-full.ts') };
 

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import * as cli from '@thalweg/cli';
 import * as core from '@thalweg/connector-core';
 import * as contracts from '@thalweg/contracts';
+import * as otel from '@thalweg/otel';
 import * as offsets from '@thalweg/offset-store';
 import * as leveldb from '@thalweg/offset-store/leveldb';
 import * as postgres from '@thalweg/offset-store/postgres';
@@ -20,6 +21,7 @@ import * as databricks from '@thalweg/sink-zerobus/databricks';
 import * as sourceFiles from '@thalweg/source-files';
 import * as kafka from '@thalweg/source-kafka';
 import * as arrow from '@thalweg/stream-arrow';
+import * as telemetry from '@thalweg/telemetry';
 import * as compression from '@thalweg/wire-compression';
 
 const entries: Record<string, object> = {
@@ -39,6 +41,8 @@ const entries: Record<string, object> = {
   kafka,
   arrow,
   compression,
+  telemetry,
+  otel,
 };
 for (const [name, entry] of Object.entries(entries)) {
   if (Object.keys(entry).length === 0) throw new Error(`entry ${name} exports nothing`);

@@ -279,10 +279,11 @@ export class AckLane<P extends Position, L extends Lane, E extends Pending<P, L>
       },
     });
     const durableAt = Date.now();
+    // Before the confirmations it leads to (those the step settled itself went earlier).
+    publishDurable(this.options.sink, this.stream, burst, durableAt);
     if (handed < burst.length) {
       await this.handOver(burst.slice(handed).map((entry) => ({ entry, at: durableAt })));
     }
-    publishDurable(this.options.sink, this.stream, burst, durableAt);
   }
 
   /**
