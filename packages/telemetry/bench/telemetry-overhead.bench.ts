@@ -21,8 +21,8 @@ import { collectMetrics, prometheusText } from '@thalweg/telemetry';
  * - with subscribers: as with metrics, and a listener on every channel
  *   (what tracing's subscription itself costs, before any exporter).
  */
-const RECORDS = Number(process.env['TWG_BENCH_RECORDS'] ?? 120_000);
-const ROUNDS = Number(process.env['TWG_BENCH_ROUNDS'] ?? 5);
+const RECORDS = Number(process.env['TWG_BENCH_RECORDS'] ?? 300_000);
+const ROUNDS = Number(process.env['TWG_BENCH_ROUNDS'] ?? 7);
 const SCRAPE_EVERY_MS = 100;
 
 const schema = BatchSchema.define({
@@ -35,7 +35,14 @@ const schema = BatchSchema.define({
 
 type Mode = 'without' | 'metrics' | 'subscribers';
 
-async function run(input: string, mode: Mode): Promise<number> {
+/** One run: records per second of wall time, CPU microseconds per record (all threads), scrape share. */
+interface RunResult {
+  readonly recS: number;
+  readonly cpuUsPerRecord: number;
+  readonly scrapeShare: number;
+}
+
+async function run(input: string, mode: Mode): Promise<RunResult> {
   const dir = mkdtempSync(join(tmpdir(), 'twg-bench-telemetry-'));
   const unsubscribe: (() => void)[] = [];
   let seen = 0;
@@ -62,14 +69,19 @@ async function run(input: string, mode: Mode): Promise<number> {
       log: () => undefined,
     });
     let bytes = 0;
+    let scrapeMs = 0;
     const scrape =
       mode === 'without'
         ? null
         : setInterval(() => {
+            const t = performance.now();
             bytes += prometheusText(collectMetrics(job)).length;
+            scrapeMs += performance.now() - t;
           }, SCRAPE_EVERY_MS);
     const started = performance.now();
+    const cpu = process.cpuUsage();
     const stats = await job.run();
+    const used = process.cpuUsage(cpu);
     const seconds = (performance.now() - started) / 1000;
     if (scrape !== null) clearInterval(scrape);
     if (stats.raw.durableRecords !== RECORDS) {
@@ -79,7 +91,11 @@ async function run(input: string, mode: Mode): Promise<number> {
       throw new Error('the scrape never ran');
     }
     if (mode === 'subscribers' && seen === 0) throw new Error('no event reached a subscriber');
-    return RECORDS / seconds;
+    return {
+      recS: RECORDS / seconds,
+      cpuUsPerRecord: (used.user + used.system) / RECORDS,
+      scrapeShare: scrapeMs / (seconds * 1000),
+    };
   } finally {
     for (const u of unsubscribe) u();
     rmSync(dir, { recursive: true, force: true });
@@ -101,26 +117,35 @@ writeFileSync(join(input, 'events.ndjson'), `${lines.join('\n')}\n`);
 
 try {
   await run(input, 'without'); // warm-up: JIT and the page cache, not counted
-  const results: Record<Mode, number[]> = { without: [], metrics: [], subscribers: [] };
+  const results: Record<Mode, RunResult[]> = { without: [], metrics: [], subscribers: [] };
   for (let r = 0; r < ROUNDS; r++) {
     const order: Mode[] =
       r % 2 === 0 ? ['without', 'metrics', 'subscribers'] : ['subscribers', 'metrics', 'without'];
     for (const mode of order) results[mode].push(await run(input, mode));
   }
-  const without = median(results.without);
-  const withMetrics = median(results.metrics);
-  const withSubscribers = median(results.subscribers);
+  const m = (mode: Mode, key: keyof RunResult): number => median(results[mode].map((x) => x[key]));
+  const round = (x: number, digits: number): number => Math.round(x * 10 ** digits) / 10 ** digits;
   process.stdout.write(
     `${JSON.stringify({
       bench: 'telemetry-overhead',
       records: RECORDS,
       rounds: ROUNDS,
       scrape_every_ms: SCRAPE_EVERY_MS,
-      with_metrics_rec_s: Math.round(withMetrics),
-      without_rec_s: Math.round(without),
-      ratio: Math.round((withMetrics / without) * 1000) / 1000,
-      with_subscribers_rec_s: Math.round(withSubscribers),
-      subscribers_ratio: Math.round((withSubscribers / without) * 1000) / 1000,
+      with_metrics_rec_s: Math.round(m('metrics', 'recS')),
+      without_rec_s: Math.round(m('without', 'recS')),
+      ratio: round(m('metrics', 'recS') / m('without', 'recS'), 3),
+      // CPU per record over every thread: less at the mercy of scheduling than wall time.
+      cpu_us_per_record_with: round(m('metrics', 'cpuUsPerRecord'), 2),
+      cpu_us_per_record_without: round(m('without', 'cpuUsPerRecord'), 2),
+      cpu_ratio: round(m('without', 'cpuUsPerRecord') / m('metrics', 'cpuUsPerRecord'), 3),
+      // The main thread's time spent building the exposition, over the run's.
+      scrape_share: round(m('metrics', 'scrapeShare'), 4),
+      with_subscribers_rec_s: Math.round(m('subscribers', 'recS')),
+      subscribers_ratio: round(m('subscribers', 'recS') / m('without', 'recS'), 3),
+      subscribers_cpu_ratio: round(
+        m('without', 'cpuUsPerRecord') / m('subscribers', 'cpuUsPerRecord'),
+        3,
+      ),
     })}\n`,
   );
 } finally {
