@@ -1,3 +1,4 @@
 export * from './service-env.js';
+export * from './pulsar-env.js';
 export * from './unique-name.js';
 export * from './type-equals.js';
