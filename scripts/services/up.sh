@@ -16,10 +16,11 @@ declare -A own=(
   [kafka]=THALWEG_KAFKA_BROKERS
   [s3]=THALWEG_S3_ENDPOINT
   [prometheus]=THALWEG_PROMETHEUS_URL
+  [pulsar]=THALWEG_PULSAR_URL
 )
 declare -A pids=()
 
-for name in postgres kafka s3 prometheus; do
+for name in postgres kafka s3 prometheus pulsar; do
   var=${own[$name]}
   if [ -n "${!var:-}" ]; then
     echo "$name: using $var=${!var} from the environment" >&2
@@ -43,6 +44,12 @@ for name in postgres kafka s3 prometheus; do
         printf 'export %s\n' "THALWEG_PROMETHEUS_URL=$THALWEG_PROMETHEUS_URL" \
           "THALWEG_PROMETHEUS_TARGETS=$THALWEG_PROMETHEUS_TARGETS" "THALWEG_PROMTOOL=$promtool" >"$out/$name"
         ;;
+      pulsar)
+        for v in THALWEG_PULSAR_URL THALWEG_PULSAR_WS_URL THALWEG_PULSAR_ADMIN_URL; do
+          if [ -z "${!v:-}" ]; then echo "pulsar: $v must be set too when THALWEG_PULSAR_URL is" >&2; exit 1; fi
+          echo "export $v=${!v}" >>"$out/$name"
+        done
+        ;;
       *) echo "export $var=${!var}" >"$out/$name" ;;
     esac
     continue
@@ -59,4 +66,4 @@ if [ ${#failed[@]} -gt 0 ]; then
   echo "services:up failed: ${failed[*]} (see the messages above)" >&2
   exit 1
 fi
-cat "$out/postgres" "$out/kafka" "$out/s3" "$out/prometheus"
+cat "$out/postgres" "$out/kafka" "$out/s3" "$out/prometheus" "$out/pulsar"
