@@ -1,0 +1,3 @@
+export * from './errors.js';
+export * from './pulsar-port.js';
+export * from './message-id.js';
