@@ -25,28 +25,12 @@ CLUSTER_ID=GHNL6vBISgOJd_b0qB9lwA
 JAVA="${JAVA_HOME:+$JAVA_HOME/bin/}java"
 LOG4J="$HERE/kafka/log4j2.xml"
 
-log() { echo "kafka: $*" >&2; }
-die() { log "ERROR: $*"; exit 1; }
-now() { date +%s.%N; }
-since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+SERVICE=kafka
+# shellcheck source=service-lib.sh
+. "$HERE/service-lib.sh"
 port_open() { (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null; }
-# Not `kill -0`: that also accepts a zombie (a broker that died while still our child).
-alive() {
-  local stat
-  stat="$(cat "/proc/$1/stat" 2>/dev/null)" || return 1
-  [[ "${stat##*) }" != Z* ]]
-}
 
-# pid of our broker if it is alive (checks the command line, not just the pid,
-# so a recycled pid is not mistaken for the broker).
-broker_pid() {
-  local pid
-  [[ -f "$PIDFILE" ]] || return 1
-  pid="$(cat "$PIDFILE")"
-  [[ -n "$pid" ]] && alive "$pid" || return 1
-  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF "kafka.Kafka $CONF" || return 1
-  echo "$pid"
-}
+broker_pid() { pid_of "$PIDFILE" "kafka.Kafka $CONF"; }
 
 # Command prefix for running a Kafka CLI main class from the cached jars (an
 # array, not a function, so `timeout` can run it). C1-only JIT + serial GC:
@@ -200,29 +184,8 @@ down() {
     log "not running"
     return 0
   fi
-  log "stopping broker (pid $pid)"
-  kill -TERM "$pid" 2>/dev/null || true
-  # Clean shutdown is usually a few seconds; don't hang CI forever on it.
-  local i
-  for ((i = 0; i < 300; i++)); do
-    alive "$pid" || break
-    sleep 0.1
-  done
-  if alive "$pid"; then
-    log "broker did not stop in 30s; killing it"
-    kill -KILL "$pid" 2>/dev/null || true
-    while alive "$pid"; do sleep 0.1; done
-  fi
+  stop_pid "$pid" broker
   rm -f "$PIDFILE"
-  log "stopped"
 }
 
-case "${1:-}" in
-  up | down) ;;
-  *) echo "usage: $0 up|down" >&2; exit 2 ;;
-esac
-# Serialise concurrent calls (e.g. parallel test jobs running `up`) on one lock.
-mkdir -p "$ROOT"
-exec 9>"$ROOT/.lock"
-flock 9
-"$1"
+run_command "${1:-}"

@@ -30,28 +30,12 @@ PORT="${THALWEG_PROMETHEUS_PORT:-39090}"
 URL="http://$HOST:$PORT"
 TIMEOUT="${THALWEG_PROMETHEUS_TIMEOUT:-60}"
 
-log() { echo "prometheus: $*" >&2; }
-die() { log "ERROR: $*"; exit 1; }
-now() { date +%s.%N; }
-since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+SERVICE=prometheus
+# shellcheck source=service-lib.sh
+. "$HERE/service-lib.sh"
 port_open() { (exec 3<>"/dev/tcp/$HOST/$PORT") 2>/dev/null; }
-# Not `kill -0`: that also accepts a zombie.
-alive() {
-  local stat
-  stat="$(cat "/proc/$1/stat" 2>/dev/null)" || return 1
-  [[ "${stat##*) }" != Z* ]]
-}
 
-# pid of our server if it is alive; the command line is checked too, so a
-# recycled pid is not mistaken for it.
-server_pid() {
-  local pid
-  [[ -f "$PIDFILE" ]] || return 1
-  pid="$(cat "$PIDFILE")"
-  [[ -n "$pid" ]] && alive "$pid" || return 1
-  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "--config.file=$CONF " || return 1
-  echo "$pid"
-}
+server_pid() { pid_of "$PIDFILE" "--config.file=$CONF "; }
 
 ready() { curl -fsS --max-time 2 "$URL/-/ready" >/dev/null 2>&1; }
 
@@ -144,33 +128,14 @@ up() {
 }
 
 down() {
-  local pid i
+  local pid
   if ! pid="$(server_pid)"; then
     rm -f "$PIDFILE"
     log "not running"
     return 0
   fi
-  log "stopping server (pid $pid)"
-  kill -TERM "$pid" 2>/dev/null || true
-  for ((i = 0; i < 300; i++)); do
-    alive "$pid" || break
-    sleep 0.1
-  done
-  if alive "$pid"; then
-    log "server did not stop in 30s; killing it"
-    kill -KILL "$pid" 2>/dev/null || true
-    while alive "$pid"; do sleep 0.1; done
-  fi
+  stop_pid "$pid" server
   rm -f "$PIDFILE"
-  log "stopped"
 }
 
-case "${1:-}" in
-  up | down) ;;
-  *) echo "usage: $0 up|down" >&2; exit 2 ;;
-esac
-# Serialise concurrent calls on one lock.
-mkdir -p "$ROOT"
-exec 9>"$ROOT/.lock"
-flock 9
-"$1"
+run_command "${1:-}"
