@@ -19,6 +19,11 @@ export interface WebSocketPortOptions {
   readonly adminUrl: string;
   /** How long opening a session or an admin call may take (default 10,000 ms). */
   readonly connectTimeoutMs?: number;
+  /**
+   * How long after a `nack` the broker redelivers (`negativeAckRedeliveryDelay`);
+   * unset: the broker's client default, one minute.
+   */
+  readonly nackRedeliveryDelayMs?: number;
   readonly log?: (line: string) => void;
 }
 
@@ -70,6 +75,9 @@ export function webSocketPort(options: WebSocketPortOptions): PulsarPort {
         receiverQueueSize: String(MAX_RECEIVER_QUEUE),
       });
       if (settings.consumerName !== undefined) query.set('consumerName', settings.consumerName);
+      if (options.nackRedeliveryDelayMs !== undefined) {
+        query.set('negativeAckRedeliveryDelay', String(options.nackRedeliveryDelayMs));
+      }
       const url = `${wsBase}/ws/v2/consumer/${topic.path}/${encodeURIComponent(settings.subscription)}?${query.toString()}`;
       const session = await open(
         url,
