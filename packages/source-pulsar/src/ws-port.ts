@@ -24,6 +24,12 @@ export interface WebSocketPortOptions {
    * unset: the broker's client default, one minute.
    */
   readonly nackRedeliveryDelayMs?: number;
+  /**
+   * How often each session pings the broker (default 30,000 ms, a tenth of
+   * the broker's default idle timeout of 300 s). A ping unanswered by the
+   * next one ends the session.
+   */
+  readonly pingIntervalMs?: number;
   readonly log?: (line: string) => void;
 }
 
@@ -42,6 +48,7 @@ function misuse(message: string): PulsarSourceError {
 export function webSocketPort(options: WebSocketPortOptions): PulsarPort {
   const wsBase = options.wsUrl.replace(/\/+$/, '');
   const timeoutMs = options.connectTimeoutMs ?? 10_000;
+  const pingIntervalMs = options.pingIntervalMs ?? 30_000;
   const log = options.log ?? (() => undefined);
   const sessions = new Set<WsSession>();
   // Read through a function: `close()` may flip it while `open` awaits the socket.
@@ -55,7 +62,14 @@ export function webSocketPort(options: WebSocketPortOptions): PulsarPort {
       socket.close(1000, 'closed by the client');
       throw misuse(`${description} opened after the port was closed`);
     }
-    const session = new WsSession(socket, events, description, log, (s) => sessions.delete(s));
+    const session = new WsSession(
+      socket,
+      events,
+      description,
+      log,
+      (s) => sessions.delete(s),
+      pingIntervalMs,
+    );
     sessions.add(session);
     log(`pulsar: ${description} open`);
     return session;

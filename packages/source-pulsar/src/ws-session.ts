@@ -103,14 +103,36 @@ export class WsSession {
   private readonly outstanding = new Set<string>();
   private ended = false;
   private readonly gone: Promise<void>;
+  private readonly keepalive: ReturnType<typeof setInterval>;
+  private awaitingPong = false;
 
+  /**
+   * Pings every `pingIntervalMs`: the traffic keeps a quiet session (a
+   * paused partition gets no frames) from the broker's idle timeout, and a
+   * ping still unanswered at the next one ends the session, so a connection
+   * that died without a close is noticed.
+   */
   constructor(
     private readonly socket: WebSocket,
     private readonly events: SessionEvents,
     readonly description: string,
     private readonly log: (line: string) => void,
     private readonly onEnd: (session: WsSession) => void,
+    pingIntervalMs: number,
   ) {
+    this.keepalive = setInterval(() => {
+      if (this.awaitingPong) {
+        this.end(null, `no pong within ${String(pingIntervalMs)} ms (pingIntervalMs)`);
+        socket.terminate();
+        return;
+      }
+      this.awaitingPong = true;
+      socket.ping();
+    }, pingIntervalMs);
+    this.keepalive.unref();
+    socket.on('pong', () => {
+      this.awaitingPong = false;
+    });
     this.gone = new Promise((resolve) => {
       socket.once('close', () => {
         resolve();
@@ -194,6 +216,7 @@ export class WsSession {
   private end(code: number | null, detail: string): void {
     if (this.ended) return;
     this.ended = true;
+    clearInterval(this.keepalive);
     this.outstanding.clear();
     this.onEnd(this);
     this.log(

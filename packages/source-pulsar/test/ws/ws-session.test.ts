@@ -29,10 +29,11 @@ afterEach(async () => {
   await Promise.all(cleanups.splice(0).map((c) => c()));
 });
 
-async function fakeBroker(options: { refuse?: number } = {}): Promise<Fake> {
+async function fakeBroker(options: { refuse?: number; autoPong?: boolean } = {}): Promise<Fake> {
   const server = new WebSocketServer({
     port: 0,
     host: '127.0.0.1',
+    autoPong: options.autoPong ?? true,
     ...(options.refuse === undefined
       ? {}
       : {
@@ -202,6 +203,39 @@ describe('a WebSocket session against a fake broker', () => {
     fake.sockets[0]?.socket.send(FRAME);
     await until(() => closed.length === 1);
     expect(closed[0]?.detail).toMatch(/handler threw: boom/);
+  });
+
+  it('keeps pinging a quiet session that answers, and ends one whose pongs stop', async () => {
+    const answering = await fakeBroker();
+    const pings: number[] = [];
+    const quiet = recorder();
+    const port = webSocketPort({
+      wsUrl: answering.url,
+      adminUrl: 'http://127.0.0.1:1',
+      pingIntervalMs: 20,
+    });
+    cleanups.push(() => port.close());
+    const settings = {
+      topic: 'persistent://public/default/t',
+      start: { kind: 'latest' },
+      receiverQueueSize: 1,
+    } as const;
+    await port.read(settings, quiet.events);
+    answering.sockets[0]?.socket.on('ping', () => pings.push(Date.now()));
+    await until(() => pings.length >= 5);
+    expect(quiet.closed).toEqual([]);
+
+    const mute = await fakeBroker({ autoPong: false });
+    const dead = recorder();
+    const deadPort = webSocketPort({
+      wsUrl: mute.url,
+      adminUrl: 'http://127.0.0.1:1',
+      pingIntervalMs: 20,
+    });
+    cleanups.push(() => deadPort.close());
+    await deadPort.read(settings, dead.events);
+    await dead.closedOnce;
+    expect(dead.closed).toEqual([{ code: null, detail: 'no pong within 20 ms (pingIntervalMs)' }]);
   });
 
   it('closes every session on port.close(), reporting 1000 once each', async () => {
