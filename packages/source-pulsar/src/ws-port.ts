@@ -57,13 +57,13 @@ export function webSocketPort(options: WebSocketPortOptions): PulsarPort {
 
   async function open(url: string, topic: string, events: SessionEvents, description: string) {
     if (isClosed()) throw misuse(`${description} asked for after the port was closed`);
-    const socket = await openSocket(url, topic, timeoutMs);
+    const opened = await openSocket(url, topic, timeoutMs);
     if (isClosed()) {
-      socket.close(1000, 'closed by the client');
+      opened.socket.close(1000, 'closed by the client');
       throw misuse(`${description} opened after the port was closed`);
     }
     const session = new WsSession(
-      socket,
+      opened,
       events,
       description,
       log,

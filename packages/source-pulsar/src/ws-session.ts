@@ -1,4 +1,4 @@
-import WebSocket from 'ws';
+import WebSocket, { type RawData } from 'ws';
 import { PulsarSourceError } from './errors.js';
 import type { PulsarMessage, SessionEvents } from './pulsar-port.js';
 import { MalformedFrame, parseFrame } from './ws-message.js';
@@ -18,13 +18,20 @@ function refusalReason(body: string): string {
   return decodeEntities(title ?? body).slice(0, 500);
 }
 
+/** An open socket, and the frames it received before anyone listened. */
+export interface OpenSocket {
+  readonly socket: WebSocket;
+  /** Stops keeping frames and returns those kept. */
+  takeEarly(): RawData[];
+}
+
 /**
  * Opens `url` within `timeoutMs`. An upgrade the broker answers with 404
  * (no such namespace or tenant) is TWG_PULSAR_TOPIC_UNKNOWN naming `topic`;
  * any other refusal, a refused connection or the deadline is
  * TWG_PULSAR_BROKER_UNREACHABLE with the URL and what the broker said.
  */
-export function openSocket(url: string, topic: string, timeoutMs: number): Promise<WebSocket> {
+export function openSocket(url: string, topic: string, timeoutMs: number): Promise<OpenSocket> {
   return new Promise((resolve, reject) => {
     const socket = new WebSocket(url);
     let settled = false;
@@ -33,7 +40,20 @@ export function openSocket(url: string, topic: string, timeoutMs: number): Promi
       settled = true;
       clearTimeout(timer);
       if (error === null) {
-        resolve(socket);
+        // Frames may come before the session is built (a reader sends at
+        // once): they are kept for it, in order.
+        const early: RawData[] = [];
+        const keep = (data: RawData): void => {
+          early.push(data);
+        };
+        socket.on('message', keep);
+        resolve({
+          socket,
+          takeEarly: () => {
+            socket.off('message', keep);
+            return early;
+          },
+        });
         return;
       }
       socket.removeAllListeners();
@@ -105,21 +125,25 @@ export class WsSession {
   private readonly gone: Promise<void>;
   private readonly keepalive: ReturnType<typeof setInterval>;
   private awaitingPong = false;
+  private readonly socket: WebSocket;
 
   /**
    * Pings every `pingIntervalMs`: the traffic keeps a quiet session (a
    * paused partition gets no frames) from the broker's idle timeout, and a
    * ping still unanswered at the next one ends the session, so a connection
-   * that died without a close is noticed.
+   * that died without a close is noticed. Messages start on the next turn
+   * of the event loop, so the caller holds the session before the first.
    */
   constructor(
-    private readonly socket: WebSocket,
+    opened: OpenSocket,
     private readonly events: SessionEvents,
     readonly description: string,
     private readonly log: (line: string) => void,
     private readonly onEnd: (session: WsSession) => void,
     pingIntervalMs: number,
   ) {
+    const socket = opened.socket;
+    this.socket = socket;
     this.keepalive = setInterval(() => {
       if (this.awaitingPong) {
         this.end(null, `no pong within ${String(pingIntervalMs)} ms (pingIntervalMs)`);
@@ -133,13 +157,22 @@ export class WsSession {
     socket.on('pong', () => {
       this.awaitingPong = false;
     });
-    this.gone = new Promise((resolve) => {
-      socket.once('close', () => {
-        resolve();
+    this.gone =
+      socket.readyState === WebSocket.CLOSED
+        ? Promise.resolve()
+        : new Promise((resolve) => {
+            socket.once('close', () => {
+              resolve();
+            });
+          });
+    const text = (data: RawData, isBinary: boolean): string | null =>
+      isBinary || !Buffer.isBuffer(data) ? null : data.toString('utf8');
+    setImmediate(() => {
+      // Until now the frames were kept (in order); from now on they are handed on.
+      for (const data of opened.takeEarly()) this.receive(text(data, false));
+      socket.on('message', (data, isBinary) => {
+        this.receive(text(data, isBinary));
       });
-    });
-    socket.on('message', (data, isBinary) => {
-      this.receive(isBinary ? null : Buffer.isBuffer(data) ? data.toString('utf8') : null);
     });
     socket.on('close', (code, reason) => {
       this.end(code, reason.toString('utf8') || 'closed by the broker');
@@ -147,6 +180,11 @@ export class WsSession {
     socket.on('error', (cause) => {
       this.end(null, `socket error: ${cause.message}`);
     });
+    if (socket.readyState === WebSocket.CLOSED) {
+      setImmediate(() => {
+        this.end(null, 'the socket closed before the session started');
+      });
+    }
   }
 
   /** False once `closed` has been reported. */

@@ -1,7 +1,12 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
-import type { ConsumerSession, PulsarMessage, SessionClosed } from '../../src/index.js';
+import type {
+  ConsumerSession,
+  PulsarMessage,
+  ReaderSession,
+  SessionClosed,
+} from '../../src/index.js';
 import { webSocketPort } from '../../src/index.js';
 
 // A local WebSocket server stands in for the broker, so the faults a real
@@ -29,7 +34,9 @@ afterEach(async () => {
   await Promise.all(cleanups.splice(0).map((c) => c()));
 });
 
-async function fakeBroker(options: { refuse?: number; autoPong?: boolean } = {}): Promise<Fake> {
+async function fakeBroker(
+  options: { refuse?: number; autoPong?: boolean; greet?: readonly string[] } = {},
+): Promise<Fake> {
   const server = new WebSocketServer({
     port: 0,
     host: '127.0.0.1',
@@ -51,6 +58,7 @@ async function fakeBroker(options: { refuse?: number; autoPong?: boolean } = {})
     const entry = { socket, url: request.url ?? '', frames: [] as string[] };
     socket.on('message', (data: Buffer) => entry.frames.push(data.toString('utf8')));
     sockets.push(entry);
+    for (const frame of options.greet ?? []) socket.send(frame);
   });
   const address = server.address();
   if (address === null || typeof address === 'string') throw new Error('no port');
@@ -203,6 +211,31 @@ describe('a WebSocket session against a fake broker', () => {
     fake.sockets[0]?.socket.send(FRAME);
     await until(() => closed.length === 1);
     expect(closed[0]?.detail).toMatch(/handler threw: boom/);
+  });
+
+  it('hands on frames sent with the upgrade, after the caller holds the session', async () => {
+    const second = FRAME.replace(ID, 'CBQQATAA');
+    const fake = await fakeBroker({ greet: [FRAME, second] });
+    const port = webSocketPort({ wsUrl: fake.url, adminUrl: 'http://127.0.0.1:1' });
+    cleanups.push(() => port.close());
+    const got: string[] = [];
+    const closed: SessionClosed[] = [];
+    const holder: { session?: ReaderSession } = {};
+    holder.session = await port.read(
+      { topic: 'persistent://public/default/t', start: { kind: 'earliest' }, receiverQueueSize: 5 },
+      {
+        message: (m) => {
+          got.push(m.messageId);
+          if (holder.session === undefined) throw new Error('no session yet');
+          holder.session.release(m.messageId);
+        },
+        closed: (why) => closed.push(why),
+      },
+    );
+    await until(() => fake.sockets[0]?.frames.length === 2);
+    expect(got).toEqual([ID, 'CBQQATAA']);
+    expect(fake.sockets[0]?.frames).toEqual([`{"messageId":"${ID}"}`, '{"messageId":"CBQQATAA"}']);
+    expect(closed).toEqual([]);
   });
 
   it('keeps pinging a quiet session that answers, and ends one whose pongs stop', async () => {
