@@ -79,8 +79,9 @@ export interface SessionEvents {
  * throw. While open, an id this session did not deliver, or already acked
  * (released), is refused with TWG_PULSAR_MISUSE and nothing is sent: over
  * the WebSocket API an id the broker cannot decode closes the whole session.
- * Ids are compared as the broker sent them; a batched message's id from a
- * producer differs in its batch_size field from the one a consumer gets.
+ * Ids are compared as the broker sent them. The producer's id for the same
+ * message may differ in its bytes (no batch_size in a batch, no partition
+ * on a `-partition-N` topic): compare decoded positions, never producer ids.
  */
 export interface ConsumerSession {
   /** Lets the broker send `n` more messages (pull mode). */

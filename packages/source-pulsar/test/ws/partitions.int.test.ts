@@ -1,7 +1,14 @@
 import { pulsar } from '@thalweg/test-services';
 import { afterAll, describe, expect, it } from 'vitest';
-import { webSocketPort } from '../../src/index.js';
-import { createTopic, newTopic } from './admin.js';
+import type { PulsarMessage } from '../../src/index.js';
+import { decodeMessageId, webSocketPort } from '../../src/index.js';
+import { numbered, produce } from '../support/ws-producer.js';
+import { createTopic, newTopic, until } from './admin.js';
+
+const place = (id: string): string => {
+  const { ledgerId, entryId, batchIndex } = decodeMessageId(id);
+  return `${String(ledgerId)}:${String(entryId)}:${String(batchIndex)}`;
+};
 
 const port = webSocketPort({ wsUrl: pulsar().wsUrl, adminUrl: pulsar().adminUrl });
 afterAll(() => port.close());
@@ -15,6 +22,43 @@ describe('webSocketPort.partitions (Pulsar)', () => {
     expect(await port.partitions(partitioned)).toBe(3);
     expect(await port.partitions(plain)).toBe(0);
     expect(await port.partitions(`${partitioned}-partition-2`)).toBe(0);
+  });
+
+  it('serves one consumer and one reader per partition, each with the messages of its partition', async () => {
+    const topic = newTopic('twg-ws-per-part');
+    await createTopic(topic, 3);
+    const byPartition: string[][] = [];
+    for (const n of [0, 1, 2]) {
+      const name = `${topic}-partition-${String(n)}`;
+      byPartition.push(await produce(pulsar().wsUrl, name, numbered(`p${String(n)}`, 4)));
+    }
+    for (const [n, expected] of byPartition.entries()) {
+      const partition = `${topic}-partition-${String(n)}`;
+      const consumed: PulsarMessage[] = [];
+      const session = await port.subscribe(
+        { topic: partition, subscription: 'twg', type: 'Failover', initialPosition: 'Earliest' },
+        { message: (m) => consumed.push(m), closed: () => undefined },
+      );
+      session.permit(100);
+      await until(() => consumed.length === expected.length, `partition ${String(n)}`);
+      await session.close();
+      // A producer on `-partition-N` gets ids without the partition; the consumer's carry it.
+      expect(consumed.map((m) => place(m.messageId))).toEqual(expected.map(place));
+      expect(consumed.map((m) => decodeMessageId(m.messageId).partition)).toEqual([n, n, n, n]);
+
+      const first = consumed[0]?.messageId ?? '';
+      const read: PulsarMessage[] = [];
+      const reader = await port.read(
+        { topic: partition, start: { kind: 'after', messageId: first }, receiverQueueSize: 100 },
+        { message: (m) => read.push(m), closed: () => undefined },
+      );
+      await until(
+        () => read.length === expected.length - 1,
+        `the reader of partition ${String(n)}`,
+      );
+      await reader.close();
+      expect(read.map((m) => m.messageId)).toEqual(consumed.slice(1).map((m) => m.messageId));
+    }
   });
 
   it('refuses a topic that does not exist, naming it', async () => {
