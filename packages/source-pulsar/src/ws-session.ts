@@ -22,7 +22,12 @@ function refusalReason(body: string): string {
 export interface OpenSocket {
   readonly socket: WebSocket;
   /** Stops keeping frames and returns those kept. */
-  takeEarly(): RawData[];
+  takeEarly(): EarlyFrame[];
+}
+
+export interface EarlyFrame {
+  readonly data: RawData;
+  readonly isBinary: boolean;
 }
 
 /**
@@ -42,9 +47,9 @@ export function openSocket(url: string, topic: string, timeoutMs: number): Promi
       if (error === null) {
         // Frames may come before the session is built (a reader sends at
         // once): they are kept for it, in order.
-        const early: RawData[] = [];
-        const keep = (data: RawData): void => {
-          early.push(data);
+        const early: EarlyFrame[] = [];
+        const keep = (data: RawData, isBinary: boolean): void => {
+          early.push({ data, isBinary });
         };
         socket.on('message', keep);
         resolve({
@@ -169,7 +174,7 @@ export class WsSession {
       isBinary || !Buffer.isBuffer(data) ? null : data.toString('utf8');
     setImmediate(() => {
       // Until now the frames were kept (in order); from now on they are handed on.
-      for (const data of opened.takeEarly()) this.receive(text(data, false));
+      for (const early of opened.takeEarly()) this.receive(text(early.data, early.isBinary));
       socket.on('message', (data, isBinary) => {
         this.receive(text(data, isBinary));
       });
@@ -185,11 +190,6 @@ export class WsSession {
         this.end(null, 'the socket closed before the session started');
       });
     }
-  }
-
-  /** False once `closed` has been reported. */
-  get open(): boolean {
-    return !this.ended;
   }
 
   /** Sends `frame` about `messageId` if the session is open and delivered that id; `settles` forgets it. */
@@ -260,6 +260,13 @@ export class WsSession {
     this.log(
       `pulsar: ${this.description} closed (${code === null ? 'no code' : String(code)}: ${detail})`,
     );
-    this.events.closed({ code, detail });
+    try {
+      this.events.closed({ code, detail });
+    } catch (cause) {
+      // Called from a socket event: a throw here would be an uncaught exception.
+      this.log(
+        `pulsar: the closed handler of ${this.description} threw: ${cause instanceof Error ? cause.message : String(cause)}`,
+      );
+    }
   }
 }

@@ -271,6 +271,29 @@ describe('a WebSocket session against a fake broker', () => {
     expect(dead.closed).toEqual([{ code: null, detail: 'no pong within 20 ms (pingIntervalMs)' }]);
   });
 
+  it('logs a closed handler that throws, instead of an uncaught exception', async () => {
+    const fake = await fakeBroker();
+    const lines: string[] = [];
+    const port = webSocketPort({
+      wsUrl: fake.url,
+      adminUrl: 'http://127.0.0.1:1',
+      log: (line) => lines.push(line),
+    });
+    cleanups.push(() => port.close());
+    await port.read(
+      { topic: 'persistent://public/default/t', start: { kind: 'earliest' }, receiverQueueSize: 1 },
+      {
+        message: () => undefined,
+        closed: () => {
+          throw new Error('closed boom');
+        },
+      },
+    );
+    fake.sockets[0]?.socket.terminate();
+    await until(() => lines.some((l) => l.includes('closed boom')));
+    expect(lines.filter((l) => l.includes('threw: closed boom'))).toHaveLength(1);
+  });
+
   it('closes every session on port.close(), reporting 1000 once each', async () => {
     const fake = await fakeBroker();
     const port = webSocketPort({ wsUrl: fake.url, adminUrl: 'http://127.0.0.1:1' });
