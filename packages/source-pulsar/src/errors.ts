@@ -5,6 +5,7 @@ export const PULSAR_SOURCE_ERROR_CODES = [
   'TWG_PULSAR_ID_OUT_OF_RANGE',
   'TWG_PULSAR_CURSOR_INVALID',
   'TWG_PULSAR_TOPIC_UNKNOWN',
+  'TWG_PULSAR_TOPIC_INVALID',
   'TWG_PULSAR_BROKER_UNREACHABLE',
   'TWG_PULSAR_SESSION_CLOSED',
   'TWG_PULSAR_MISUSE',
@@ -18,8 +19,9 @@ export type PulsarSourceErrorCode = (typeof PULSAR_SOURCE_ERROR_CODES)[number];
  * - a message id that does not decode, or that the offset layout cannot
  *   hold, ends the source: `poison` for the first (the broker sent what we
  *   cannot read), `fatal-config` for the second (the layout must change);
- * - a bad stored cursor, a topic that does not exist and calls in the wrong
- *   order are `fatal-config`;
+ * - a bad stored cursor, a topic that does not exist, a topic name that is
+ *   not `persistent://tenant/namespace/name` and calls in the wrong order
+ *   are `fatal-config`;
  * - a broker that does not answer, or a session it closed, are `transient`:
  *   a new session reads again from what was acknowledged (or the cursor).
  */
@@ -28,6 +30,7 @@ const CLASS_OF: Record<PulsarSourceErrorCode, ErrorClass> = {
   TWG_PULSAR_ID_OUT_OF_RANGE: 'fatal-config',
   TWG_PULSAR_CURSOR_INVALID: 'fatal-config',
   TWG_PULSAR_TOPIC_UNKNOWN: 'fatal-config',
+  TWG_PULSAR_TOPIC_INVALID: 'fatal-config',
   TWG_PULSAR_BROKER_UNREACHABLE: 'transient',
   TWG_PULSAR_SESSION_CLOSED: 'transient',
   TWG_PULSAR_MISUSE: 'fatal-config',

@@ -74,6 +74,15 @@ export interface SessionEvents {
   closed(why: SessionClosed): void;
 }
 
+/**
+ * After `closed`, `permit`, `ack`, `nack` and `release` do nothing and never
+ * throw. While open, an id this session did not deliver, or already acked
+ * (released), is refused with TWG_PULSAR_MISUSE and nothing is sent: over
+ * the WebSocket API an id the broker cannot decode closes the whole session.
+ * Ids are compared as the broker sent them. The producer's id for the same
+ * message may differ in its bytes (no batch_size in a batch, no partition
+ * on a `-partition-N` topic): compare decoded positions, never producer ids.
+ */
 export interface ConsumerSession {
   /** Lets the broker send `n` more messages (pull mode). */
   permit(n: number): void;
