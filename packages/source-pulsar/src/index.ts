@@ -13,5 +13,10 @@ export {
 } from './options.js';
 export { EVENT_TIME_HEADER, PUBLISH_TIME_HEADER } from './to-record.js';
 export * from './pulsar-subscription-source.js';
+export type {
+  PulsarDroppedCommitReason,
+  PulsarPartitionStats,
+  PulsarSubscriptionStats,
+} from './subscription-lane.js';
 export * from './pulsar-reader-source.js';
 export * from './pulsar-part.js';

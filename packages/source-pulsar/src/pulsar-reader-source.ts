@@ -11,7 +11,7 @@ import {
   type SourcePartition,
   type StoreManagedSource,
 } from '@thalweg/connector-core';
-import { PulsarSourceError } from './errors.js';
+import { describeError, PulsarSourceError } from './errors.js';
 import { MessageFeed } from './message-feed.js';
 import { decodeMessageId } from './message-id.js';
 import {
@@ -24,7 +24,7 @@ import {
 import { PartitionDiscovery, type FoundPartition } from './partition-discovery.js';
 import { sessionTopic } from './partition-topic.js';
 import type { PulsarMessage, ReadSettings, ReaderSession, SessionClosed } from './pulsar-port.js';
-import type { PulsarPartitionStats } from './pulsar-subscription-source.js';
+import type { PulsarPartitionStats } from './subscription-lane.js';
 import { toHeldMessage, type HeldMessage } from './to-record.js';
 
 /** Plain data, for tests and telemetry. */
@@ -289,7 +289,7 @@ export class PulsarReaderSource implements StoreManagedSource {
         return;
       }
       this.settings.log(
-        `thalweg source-pulsar: reading ${lane.topic} failed: ${describe(error)}; trying again`,
+        `thalweg source-pulsar: reading ${lane.topic} failed: ${describeError(error)}; trying again`,
       );
       this.scheduleReopen(lane);
       return;
@@ -372,10 +372,6 @@ export class PulsarReaderSource implements StoreManagedSource {
 
 function where(p: SourcePartition): string {
   return `${p.topic} partition ${String(p.partition)}`;
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /** Pulsar readers, their options validated (a refusal names `pulsarSource.<field>`) and partitions listed. */

@@ -6,12 +6,11 @@ import {
   ThalwegError,
   type AssignmentEvent,
   type BrokerManagedSource,
-  type Cancel,
   type SourceBatch,
   type SourceOrigin,
   type SourcePartition,
 } from '@thalweg/connector-core';
-import { PulsarSourceError } from './errors.js';
+import { describeError, PulsarSourceError } from './errors.js';
 import { MessageFeed } from './message-feed.js';
 import {
   describeSettings,
@@ -23,58 +22,14 @@ import {
 import { PartitionDiscovery, type FoundPartition } from './partition-discovery.js';
 import { sessionTopic } from './partition-topic.js';
 import type { ConsumerSession, PulsarMessage, SessionClosed } from './pulsar-port.js';
+import {
+  acksBelow,
+  newLane,
+  type Lane,
+  type PulsarDroppedCommitReason,
+  type PulsarSubscriptionStats,
+} from './subscription-lane.js';
 import { toHeldMessage, type HeldMessage } from './to-record.js';
-
-/** Why a commit acknowledged nothing: the partition is not owned now, or the source was closed. */
-export type PulsarDroppedCommitReason = 'not-owned' | 'closed';
-
-export interface PulsarPartitionStats {
-  readonly topic: string;
-  readonly partition: number;
-  /** The offset of the last message received, null before any. */
-  readonly lastOffset: number | null;
-}
-
-/** Plain data, for tests and telemetry. */
-export interface PulsarSubscriptionStats {
-  readonly messages: number;
-  readonly batches: number;
-  readonly acksSent: number;
-  readonly droppedCommits: Readonly<Record<PulsarDroppedCommitReason, number>>;
-  readonly epochResets: number;
-  readonly reconnects: number;
-  readonly sessionsOpen: number;
-  readonly partitions: readonly PulsarPartitionStats[];
-}
-
-interface Delivered {
-  readonly offset: number;
-  readonly messageId: string;
-  /** The session that delivered it: an ack belongs to its session. */
-  readonly session: ConsumerSession;
-}
-
-/** One partition: its session, its permits, what it yielded and has not acknowledged. */
-interface Lane {
-  readonly partition: SourcePartition;
-  readonly topic: string;
-  session: ConsumerSession | null;
-  /** The current session's token: events of an older one are ignored. */
-  generation: number;
-  /** Reported assigned and not revoked since. */
-  owned: boolean;
-  /** Permits granted to the session and not used yet. */
-  granted: number;
-  /** One past the last offset taken in this epoch (queued or yielded), null at its start. */
-  acceptedEnd: number | null;
-  /** Yielded and not acknowledged, in offset order. */
-  unacked: Delivered[];
-  /** Messages held back after one arrived below `acceptedEnd`, until the epoch reset. */
-  held: PulsarMessage[] | null;
-  attempts: number;
-  cancelReopen: Cancel | undefined;
-  lastOffset: number | null;
-}
 
 const REPLAYABLE: SourceOrigin = Object.freeze({ kind: 'replayable' });
 
@@ -189,9 +144,7 @@ export class PulsarSubscriptionSource implements BrokerManagedSource {
         this.dropped['not-owned'] += 1;
         return Promise.resolve();
       }
-      let n = 0;
-      while (n < lane.unacked.length && (lane.unacked[n]?.offset ?? next) < next) n += 1;
-      const acks = lane.unacked.splice(0, n);
+      const acks = acksBelow(lane, next);
       for (const d of acks) d.session.ack(d.messageId);
       this.counters.acksSent += acks.length;
       if (lane.held !== null) this.feed.notify();
@@ -228,7 +181,9 @@ export class PulsarSubscriptionSource implements BrokerManagedSource {
         return;
       }
       this.discovery.poll(this.settings.scheduler, this.settings.partitionPollMs, (error) => {
-        this.settings.log(`thalweg source-pulsar: listing partitions failed: ${describe(error)}`);
+        this.settings.log(
+          `thalweg source-pulsar: listing partitions failed: ${describeError(error)}`,
+        );
       });
     })();
     return this.started;
@@ -253,20 +208,7 @@ export class PulsarSubscriptionSource implements BrokerManagedSource {
     if (this.closing !== null) return;
     const key = partitionKey(partition);
     if (this.lanes.has(key)) return;
-    const lane: Lane = {
-      partition,
-      topic: sessionTopic(partition, partitioned),
-      session: null,
-      generation: 0,
-      owned: false,
-      granted: 0,
-      acceptedEnd: null,
-      unacked: [],
-      held: null,
-      attempts: 0,
-      cancelReopen: undefined,
-      lastOffset: null,
-    };
+    const lane = newLane(partition, sessionTopic(partition, partitioned));
     this.lanes.set(key, lane);
     void this.openSession(lane);
   }
@@ -300,7 +242,7 @@ export class PulsarSubscriptionSource implements BrokerManagedSource {
         return;
       }
       this.settings.log(
-        `thalweg source-pulsar: subscribing ${lane.topic} failed: ${describe(error)}; trying again`,
+        `thalweg source-pulsar: subscribing ${lane.topic} failed: ${describeError(error)}; trying again`,
       );
       this.scheduleReopen(lane);
       return;
@@ -430,7 +372,7 @@ export class PulsarSubscriptionSource implements BrokerManagedSource {
       this.fail(
         new PulsarSourceError(
           'TWG_PULSAR_MISUSE',
-          `the assignment listener threw: ${describe(cause)}; positions can no longer be trusted, so the source stops`,
+          `the assignment listener threw: ${describeError(cause)}; positions can no longer be trusted, so the source stops`,
           { cause },
         ),
       );
@@ -441,10 +383,6 @@ export class PulsarSubscriptionSource implements BrokerManagedSource {
     this.feed.fail(error);
     for (const lane of this.lanes.values()) this.feed.hold(lane.partition, 'stopped');
   }
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /** A Pulsar subscription, its options validated (a refusal names `pulsarSource.<field>`). */
