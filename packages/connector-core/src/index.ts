@@ -19,3 +19,4 @@ export * from './metrics/index.js';
 export * from './delivery/index.js';
 export * from './parts/index.js';
 export * from './telemetry/index.js';
+export * from './source-support/index.js';

@@ -7,7 +7,7 @@ export type SourceCursor =
   | {
       /**
        * One log read by offset with no broker-held position (Kafka with
-       * manual assignment, a Pulsar reader): the next offset is the cursor.
+       * manual assignment): the next offset is the cursor.
        */
       readonly kind: 'log-offset';
       readonly nextOffset: number;
@@ -34,6 +34,17 @@ export type SourceCursor =
       readonly kind: 'table-version';
       readonly version: number;
       readonly pendingFiles: readonly string[];
+      readonly nextOffset: number;
+    }
+  | {
+      /**
+       * A log whose position is a message id, not a number (a Pulsar
+       * reader): the id of the last message durable in raw, in base64, from
+       * which the reader resumes exclusively (ADR 0032); `nextOffset` is the
+       * pipeline's position, `messageId`'s offset plus one or beyond.
+       */
+      readonly kind: 'message-id';
+      readonly messageId: string;
       readonly nextOffset: number;
     }
   | {

@@ -8,6 +8,7 @@ const KINDS: ReadonlySet<string> = new Set([
   'file-set',
   'table-version',
   'stream-token',
+  'message-id',
   'page',
 ]);
 
@@ -25,6 +26,15 @@ export function checkCursor(key: CursorKey, cursor: SourceCursor): void {
     throw new CoverageError(
       'TWG_COVERAGE_RANGE_INVALID',
       `cursor.kind: ${JSON.stringify(cursor.kind)} is not a known cursor kind`,
+    );
+  }
+  if (
+    cursor.kind === 'message-id' &&
+    (typeof cursor.messageId !== 'string' || cursor.messageId.length === 0)
+  ) {
+    throw new CoverageError(
+      'TWG_COVERAGE_RANGE_INVALID',
+      `cursor.messageId: ${JSON.stringify(cursor.messageId)} is not a non-empty message id`,
     );
   }
   if (!Number.isSafeInteger(cursor.nextOffset) || cursor.nextOffset < 0) {

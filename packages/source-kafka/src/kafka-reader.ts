@@ -1,11 +1,13 @@
 import {
+  BatchQueue,
+  PauseSet,
   partitionKey,
   sourcePartition,
+  type QueuedBatch,
   type PartitionEnd,
   type SourceBatch,
   type SourcePartition,
 } from '@thalweg/connector-core';
-import { BatchQueue, type QueuedBatch } from './batch-queue.js';
 import type {
   ConsumerEvent,
   ConsumerPort,
@@ -19,7 +21,6 @@ import { KafkaSourceError } from './errors.js';
 import { kafkajsConsumer } from './kafkajs-consumer.js';
 import { LogEnds } from './log-ends.js';
 import type { CommonSettings } from './options.js';
-import { PauseSet } from './pause-set.js';
 import { QueuePauseClock } from './queue-pause-clock.js';
 import type { ReaderHooks } from './reader-hooks.js';
 import { toSourceBatch } from './to-source-batch.js';

@@ -49,3 +49,8 @@ export class PulsarSourceError extends ThalwegError<PulsarSourceErrorCode> {
     this.partition = options.partition;
   }
 }
+
+/** An error's message, or the thrown value as text, for a log line. */
+export function describeError(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -289,6 +289,19 @@ export function describeCoverageContract(name: string, backend: ContractBackend)
       await store.close();
     });
 
+    it('keeps a message-id cursor as written, and refuses one without an id', async () => {
+      const { store } = await backend.fresh([A]);
+      const at = { source: 'pulsar', topic: 'persistent://t/ns/orders', partition: 2 };
+      const cursor = { kind: 'message-id', messageId: 'CBQQADAA', nextOffset: 21 } as const;
+      await store.saveCursor(at, cursor);
+      expect(await store.loadCursor(at)).toEqual(cursor);
+      await expect(
+        store.saveCursor(at, { kind: 'message-id', messageId: '', nextOffset: 30 }),
+      ).rejects.toMatchObject({ code: 'TWG_COVERAGE_RANGE_INVALID', message: /cursor\.messageId/ });
+      expect(await store.loadCursor(at)).toEqual(cursor);
+      await store.close();
+    });
+
     it('refuses use after close', async () => {
       const { store } = await backend.fresh([A]);
       await store.close();

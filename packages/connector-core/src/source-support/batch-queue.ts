@@ -1,4 +1,5 @@
-import type { SourceBatch, SourcePartition } from '@thalweg/connector-core';
+import type { SourcePartition } from '../offset-span.js';
+import type { SourceBatch } from '../source.js';
 
 export interface QueuedBatch {
   /** `partitionKey` of the batch's partition. */
@@ -12,7 +13,7 @@ export interface QueuedBatch {
  * Batches handed over by the client and not yet yielded, bounded by count
  * and bytes. The bound is not enforced by blocking the client (a blocked
  * fetch loop stops heartbeating and the member is thrown out of the group):
- * the owner pauses partitions while `overBounds`, and resumes them once the
+ * the owner (a source's reader) pauses partitions while `overBounds`, and resumes them once the
  * queue has drained to half (`drained`), so a pause/resume pair moves a
  * useful amount of data rather than one batch.
  *

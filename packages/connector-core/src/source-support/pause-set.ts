@@ -1,4 +1,4 @@
-import { partitionKey, type SourcePartition } from '@thalweg/connector-core';
+import { partitionKey, type SourcePartition } from '../offset-span.js';
 
 /**
  * Who asked for a partition to stop fetching: the pipeline (its

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { offsetSpan, partitionKey } from '@thalweg/connector-core';
-import { BatchQueue, type QueuedBatch } from '../src/batch-queue.js';
+import { offsetSpan, partitionKey } from '../../src/offset-span.js';
+import { BatchQueue, type QueuedBatch } from '../../src/source-support/batch-queue.js';
 
 const entry = (partition: number, start: number, bytes = 10): QueuedBatch => {
   const p = { topic: 't', partition };

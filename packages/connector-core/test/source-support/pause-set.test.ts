@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { partitionKey } from '@thalweg/connector-core';
-import { PauseSet } from '../src/pause-set.js';
+import { partitionKey } from '../../src/offset-span.js';
+import { PauseSet } from '../../src/source-support/pause-set.js';
 
 const p0 = { topic: 't', partition: 0 };
 const p1 = { topic: 't', partition: 1 };

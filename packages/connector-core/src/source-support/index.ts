@@ -1,0 +1,2 @@
+export * from './batch-queue.js';
+export * from './pause-set.js';
