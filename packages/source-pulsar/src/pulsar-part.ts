@@ -6,16 +6,27 @@ import {
   type PulsarSubscriptionOptions,
 } from './options.js';
 import { PulsarReaderSource } from './pulsar-reader-source.js';
+import type { PulsarPort } from './pulsar-port.js';
 import { PulsarSubscriptionSource } from './pulsar-subscription-source.js';
+import { webSocketPort } from './ws-port.js';
+
+/**
+ * Where the part reaches Pulsar: a port of the user's own, or the broker's
+ * WebSocket and admin URLs, from which each open builds a `webSocketPort`
+ * (the source closes its port when it closes).
+ */
+export type PulsarConnection =
+  { readonly port: PulsarPort } | { readonly wsUrl: string; readonly adminUrl: string };
 
 /** A subscription, declared: `pulsarSubscriptionSource`'s options without `log`/`debug` (the topology's). */
-export type PulsarSubscriptionPartOptions = Omit<PulsarSubscriptionOptions, 'log' | 'debug'> & {
-  readonly reader?: false;
-};
+export type PulsarSubscriptionPartOptions = Omit<
+  PulsarSubscriptionOptions,
+  'log' | 'debug' | 'port'
+> &
+  PulsarConnection & { readonly reader?: false };
 /** Readers, declared: `pulsarReaderSource`'s options without `log`/`debug`, and `reader: true`. */
-export type PulsarReaderPartOptions = Omit<PulsarReaderOptions, 'log' | 'debug'> & {
-  readonly reader: true;
-};
+export type PulsarReaderPartOptions = Omit<PulsarReaderOptions, 'log' | 'debug' | 'port'> &
+  PulsarConnection & { readonly reader: true };
 export type PulsarPartOptions = PulsarSubscriptionPartOptions | PulsarReaderPartOptions;
 
 /**
@@ -44,32 +55,50 @@ export function pulsar(
       );
     }
   }
+  const { rest, port } = split(options);
   if (options.reader === true) {
-    const rest = withoutReader(options);
     // Validated now, so a bad declaration fails where it is written.
-    parseReaderOptions(rest);
+    parseReaderOptions({ ...rest, port: port() });
     return {
       role: 'source',
-      open: (context) => PulsarReaderSource.open({ ...rest, ...logs(context) }),
+      // `rest` is what parseReaderOptions just took; the source parses it again.
+      open: (context) =>
+        PulsarReaderSource.open({ ...rest, port: port(), ...logs(context) } as PulsarReaderOptions),
     };
   }
-  const rest = withoutReader(options);
-  parseSubscriptionOptions(rest);
+  parseSubscriptionOptions({ ...rest, port: port() });
   return {
     role: 'source',
     open: (context) =>
-      new PulsarSubscriptionSource(parseSubscriptionOptions({ ...rest, ...logs(context) })),
+      new PulsarSubscriptionSource(
+        parseSubscriptionOptions({ ...rest, port: port(), ...logs(context) }),
+      ),
   };
+}
+
+/**
+ * The options without the mode flag and the connection, and how to get a
+ * port: the user's own, or a new `webSocketPort` per call (building one
+ * does no I/O; the one built to validate is never opened).
+ */
+function split(options: PulsarPartOptions): {
+  readonly rest: Record<string, unknown>;
+  readonly port: () => PulsarPort;
+} {
+  const rest: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(options)) {
+    if (!['reader', 'port', 'wsUrl', 'adminUrl'].includes(k)) rest[k] = v;
+  }
+  if ('port' in options) return { rest, port: () => options.port };
+  for (const key of ['wsUrl', 'adminUrl'] as const) {
+    if (typeof options[key] !== 'string' || options[key].length === 0) {
+      throw new ConfigError(`pulsarSource.${key}`, 'must be the broker URL (or give `port`)');
+    }
+  }
+  const { wsUrl, adminUrl } = options;
+  return { rest, port: () => webSocketPort({ wsUrl, adminUrl }) };
 }
 
 function logs(context: PartContext) {
   return { log: context.log.info, debug: context.log.debug };
-}
-
-/** The options without the mode flag, which the source's own options do not know. */
-function withoutReader<O extends { readonly reader?: boolean }>(options: O): Omit<O, 'reader'> {
-  return Object.fromEntries(Object.entries(options).filter(([k]) => k !== 'reader')) as Omit<
-    O,
-    'reader'
-  >;
 }
