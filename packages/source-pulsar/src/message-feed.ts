@@ -172,7 +172,14 @@ export class MessageFeed {
         // The hook may have failed the source: read the field again, not the narrowed one.
         const failed = this.failedNow();
         if (failed !== null) throw failed;
-        const batch = this.take();
+        let batch = this.take(false);
+        if (batch === undefined && this.hasOpen()) {
+          // A session hands over one message per frame: let the frames that
+          // came with this read arrive before the open batches are sealed,
+          // or every batch would hold one message (one event-loop turn, no timer).
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          batch = this.take(true);
+        }
         if (batch !== undefined) {
           yield batch;
           continue;
@@ -194,10 +201,19 @@ export class MessageFeed {
     wake?.();
   }
 
-  private take(): SourceBatch | undefined {
+  /** Whether a partition not paused by the pipeline has messages not yet sealed into a batch. */
+  private hasOpen(): boolean {
+    for (const [key, o] of this.open) {
+      if (o.messages.length > 0 && !this.pauses.has(key, 'pipeline')) return true;
+    }
+    return false;
+  }
+
+  /** The next sealed batch; with `sealOpen`, open batches are sealed first when none is. */
+  private take(sealOpen: boolean): SourceBatch | undefined {
     const held = (key: string) => this.pauses.has(key, 'pipeline');
     let entry = this.queue.take(held);
-    if (entry === undefined) {
+    if (entry === undefined && sealOpen) {
       // Nothing sealed: seal what is open, oldest partitions first.
       for (const [key] of this.open) if (!held(key)) this.seal(key);
       entry = this.queue.take(held);

@@ -358,7 +358,9 @@ export class PulsarSubscriptionSource implements BrokerManagedSource {
     const share = sessionShare(this.settings, this.discovery.count());
     const taken = this.feed.pending(partition) + (lane.held?.length ?? 0);
     const want = share - lane.granted - taken;
-    if (want <= 0) return;
+    // In steps of at least half the share, as a consumer's receiver queue
+    // refills: one permit frame per message would cost a frame each way.
+    if (want <= 0 || (lane.granted + taken > 0 && want < Math.ceil(share / 2))) return;
     lane.granted += want;
     lane.session.permit(want);
   }
