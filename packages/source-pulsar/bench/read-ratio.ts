@@ -58,7 +58,11 @@ export async function readRatio(
         records,
         subscription: uniqueName('twg-bench-source'),
       });
-      line({ ...fields('PulsarSubscriptionSource', s, run), acks_sent: s.acksSent });
+      line({
+        ...fields('PulsarSubscriptionSource', s, run),
+        acks_sent: s.acksSent,
+        batches: s.batches,
+      });
       source = Math.max(source, s.recordsPerSec);
     }
     line({

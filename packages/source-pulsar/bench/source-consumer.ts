@@ -15,7 +15,7 @@ export async function measureSubscriptionSource(options: {
   readonly topic: string;
   readonly records: number;
   readonly subscription: string;
-}): Promise<ConsumeMeasure & { readonly acksSent: number }> {
+}): Promise<ConsumeMeasure & { readonly acksSent: number; readonly batches: number }> {
   const source = pulsarSubscriptionSource({
     port: webSocketPort({ wsUrl: options.wsUrl, adminUrl: options.adminUrl }),
     cluster: 'bench',
@@ -38,7 +38,7 @@ export async function measureSubscriptionSource(options: {
     if (records >= options.records) break;
   }
   const endedAt = performance.now();
-  const acksSent = source.stats().acksSent;
+  const { acksSent, batches } = source.stats();
   await source.close();
   const steadyMs = endedAt - firstAt;
   return {
@@ -48,5 +48,6 @@ export async function measureSubscriptionSource(options: {
     steadyMs,
     recordsPerSec: records / (steadyMs / 1000),
     acksSent,
+    batches,
   };
 }
