@@ -1,6 +1,11 @@
-import { intFlag, parseFlags } from './flags.js';
+import { choiceFlag, intFlag, parseFlags } from './flags.js';
+
+export const HARNESS_SOURCES = ['kafka', 'pulsar'] as const;
+export type HarnessSourceKind = (typeof HARNESS_SOURCES)[number];
 
 export interface CrashArgs {
+  /** The broker the topology reads: a Kafka consumer group or a Pulsar subscription. */
+  readonly source: HarnessSourceKind;
   readonly kills: number;
   readonly records: number;
   readonly seed: number;
@@ -12,6 +17,7 @@ export interface CrashArgs {
 }
 
 const FLAGS = {
+  source: 'value',
   kills: 'value',
   records: 'value',
   seed: 'value',
@@ -29,6 +35,7 @@ export function parseCrashArgs(argv: readonly string[], defaultSeed: number): Cr
   const flags = parseFlags(argv, FLAGS, where);
   const kills = intFlag(flags, 'kills', 20, 1, 100_000, where);
   return {
+    source: choiceFlag(flags, 'source', HARNESS_SOURCES, where),
     kills,
     records: intFlag(
       flags,

@@ -12,7 +12,10 @@ import { formatCrashAt, type CrashAt } from './crash-point.js';
 import type { CrashReport } from './crash-report.js';
 import { HarnessError } from './errors.js';
 import { auditFinal } from './final-audit.js';
+import type { HarnessSource } from './harness-source.js';
 import { HarnessTopic } from './harness-topic.js';
+import { PulsarTopic } from './pulsar-topic.js';
+import type { PulsarType } from './child-args.js';
 import { harnessPool, PARENT_APPLICATION_NAME, payloadId } from './harness-topology.js';
 import { CrashTally, describeProgress } from './crash-tally.js';
 import { watchCycle } from './cycle-watch.js';
@@ -43,7 +46,8 @@ export async function runCrash(options: CrashRunOptions): Promise<CrashReport> {
 class CrashRun {
   private readonly rand: SeededRandom;
   private readonly started = Date.now();
-  private readonly topic: HarnessTopic;
+  private readonly topic: HarnessSource;
+  private readonly pulsarType: PulsarType;
   private readonly group: string;
   private readonly sinkSchema: string;
   private readonly coverageSchema: string;
@@ -59,14 +63,23 @@ class CrashRun {
   constructor(private readonly options: CrashRunOptions) {
     this.rand = new SeededRandom(options.seed);
     const run = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
-    this.topic = new HarnessTopic(`thalweg-harness-${run}`, options.partitions, run);
     this.group = `thalweg-harness-${run}`;
+    // A Pulsar run reads with one subscription type, picked by the seed's parity.
+    this.pulsarType = options.seed % 2 === 0 ? 'Shared' : 'Failover';
+    this.topic =
+      options.source === 'pulsar'
+        ? new PulsarTopic(
+            `persistent://public/default/thalweg-harness-${run}`,
+            options.partitions,
+            run,
+            this.group,
+          )
+        : new HarnessTopic(`thalweg-harness-${run}`, options.partitions, run, this.group);
     this.sinkSchema = `twg_harness_${run}`;
     this.coverageSchema = `twg_harness_${run}_cov`;
     this.pool = harnessPool(postgresUrl(), PARENT_APPLICATION_NAME, 2, options.log);
     this.invariants = new InvariantCheck({
       topic: this.topic,
-      group: this.group,
       pool: this.pool,
       sinkSchema: this.sinkSchema,
       coverageSchema: this.coverageSchema,
@@ -79,7 +92,7 @@ class CrashRun {
     const { log } = this.options;
     this.dir = await mkdtemp(join(tmpdir(), 'thalweg-harness-'));
     log(
-      `harness: seed ${this.options.seed}, ${this.options.kills} kills, ${this.options.records} records, ` +
+      `harness: seed ${this.options.seed}, source ${this.sourceName()}, ${this.options.kills} kills, ${this.options.records} records, ` +
         `${this.options.partitions} partitions; topic ${this.topic.topic}, schemas ${this.sinkSchema} ` +
         `and ${this.coverageSchema}, dir ${this.dir}`,
     );
@@ -185,11 +198,11 @@ class CrashRun {
   private async finalPhase(): Promise<void> {
     const { log, records } = this.options;
     if (this.topic.produced < records) await this.topic.produce(records - this.topic.produced);
-    const total = (await this.topic.ends()).reduce((a, b) => a + b, 0);
+    const total = this.topic.produced;
     const ingest = this.spawn('both', null, 'final ingest', 8);
     const deadline = Date.now() + FINAL_COMMIT_TIMEOUT_MS;
     for (;;) {
-      const committed = (await this.topic.committed(this.group)).reduce((a, b) => a + b, 0);
+      const committed = (await this.topic.positions()).done;
       // The child must be running, not still loading, before it is asked to stop.
       if (committed >= total && ingest.last !== null) break;
       if (!ingest.alive) throw this.childError(ingest, `died before committing ${total} records`);
@@ -240,6 +253,8 @@ class CrashRun {
     const args: ChildArgs = {
       role,
       dir: this.dir,
+      source: this.options.source,
+      pulsarType: this.pulsarType,
       topic: this.topic.topic,
       group: this.group,
       partitions: this.options.partitions,
@@ -272,14 +287,15 @@ class CrashRun {
       zerobus,
       rawCoverageHoles: holes,
     } = await this.invariants.check('audit', this.dir);
-    const ends = await this.topic.ends();
+    const offsets = await this.topic.offsets();
     const producedIds = Array.from({ length: this.topic.produced }, (_, i) =>
       payloadId(i, this.topic.run),
     );
-    const audit = auditFinal({ ends, producedIds, raw, rows, zerobus });
+    const audit = auditFinal({ offsets, producedIds, raw, rows, zerobus });
     const pgDuplicates = this.children.reduce((n, c) => n + (c.last?.pg.duplicates ?? 0), 0);
     return {
       harness: 'crash',
+      source: this.sourceName(),
       records: this.topic.produced,
       kills: this.tally.kills,
       kill_points: { ...this.tally.killPoints },
@@ -309,6 +325,13 @@ class CrashRun {
     };
   }
 
+  /** `kafka`, or `pulsar-shared` / `pulsar-failover`. */
+  private sourceName(): string {
+    return this.options.source === 'pulsar'
+      ? `pulsar-${this.pulsarType.toLowerCase()}`
+      : this.options.source;
+  }
+
   private async cleanup(): Promise<void> {
     const { log } = this.options;
     if (this.live !== null) await this.live.exited;
@@ -327,7 +350,7 @@ class CrashRun {
               `drop schema if exists "${this.sinkSchema}", "${this.coverageSchema}" cascade`,
             ),
         ],
-        ['topic', () => this.topic.remove(this.group)],
+        ['topic', () => this.topic.remove()],
       ];
       for (const [what, step] of steps) {
         await step().catch((error: unknown) => {

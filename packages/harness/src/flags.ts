@@ -82,6 +82,25 @@ export function textFlag(
   return raw;
 }
 
+/** A flag that takes one of `choices`; absent: the first. */
+export function choiceFlag<T extends string>(
+  flags: ReadonlyMap<string, string | true>,
+  name: string,
+  choices: readonly [T, ...T[]],
+  where: string,
+): T {
+  const raw = flags.get(name);
+  if (raw === undefined) return choices[0];
+  const found = choices.find((c) => c === raw);
+  if (found === undefined) {
+    throw new HarnessError(
+      'TWG_HARNESS_ARGS',
+      `${where}: --${name} must be ${choices.join(' or ')}, got ${String(raw)}`,
+    );
+  }
+  return found;
+}
+
 /** A comma-separated list of integers within [min, max]; absent: none. */
 export function intListFlag(
   flags: ReadonlyMap<string, string | true>,

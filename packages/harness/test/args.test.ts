@@ -21,6 +21,14 @@ describe('harness:crash arguments', () => {
     });
   });
 
+  it('reads from Kafka unless told --source pulsar', () => {
+    expect(parseCrashArgs([], 7).source).toBe('kafka');
+    expect(parseCrashArgs(['--source', 'pulsar'], 7).source).toBe('pulsar');
+    expect(() => parseCrashArgs(['--source', 'rabbit'], 7)).toThrow(
+      /--source must be kafka or pulsar, got rabbit/,
+    );
+  });
+
   it('refuses bad flags naming them', () => {
     expect(() => parseCrashArgs(['--kill', '3'], 0)).toThrow(/unknown flag --kill/);
     expect(() => parseCrashArgs(['--kills', '0'], 0)).toThrow(/--kills must be an integer/);
@@ -32,6 +40,8 @@ describe('harness:crash arguments', () => {
     const args: ChildArgs = {
       role: 'recovery',
       dir: '/tmp/x',
+      source: 'pulsar',
+      pulsarType: 'Failover',
       topic: 't',
       group: 'g',
       partitions: 3,
