@@ -15,6 +15,7 @@ import { auditFinal } from './final-audit.js';
 import type { HarnessSource } from './harness-source.js';
 import { HarnessTopic } from './harness-topic.js';
 import { PulsarTopic } from './pulsar-topic.js';
+import { DEFAULT_OFFSET_LAYOUT } from '@thalweg/source-pulsar';
 import type { PulsarType } from './child-args.js';
 import { harnessPool, PARENT_APPLICATION_NAME, payloadId } from './harness-topology.js';
 import { CrashTally, describeProgress } from './crash-tally.js';
@@ -199,7 +200,9 @@ class CrashRun {
     const { log, records } = this.options;
     if (this.topic.produced < records) await this.topic.produce(records - this.topic.produced);
     const total = this.topic.produced;
-    const ingest = this.spawn('both', null, 'final ingest', 8);
+    // Pulsar's batches hold a message or two: its lane holds as many records as Kafka's would.
+    const finalLane = this.options.source === 'pulsar' ? 64 : 8;
+    const ingest = this.spawn('both', null, 'final ingest', finalLane);
     const deadline = Date.now() + FINAL_COMMIT_TIMEOUT_MS;
     for (;;) {
       const committed = (await this.topic.positions()).done;
@@ -219,7 +222,7 @@ class CrashRun {
     await this.expectClean(ingest, STOP_TIMEOUT_MS, 'graceful stop');
     log(`final ingest: all ${total} records committed, stopped gracefully`);
     await this.invariants.check('final ingest', this.dir);
-    const recovery = this.spawn('recovery', null, 'final recovery', 8);
+    const recovery = this.spawn('recovery', null, 'final recovery', finalLane);
     await this.expectClean(recovery, RECOVERY_TIMEOUT_MS, 'recovery until caught up');
     log(`final recovery: caught up, replayed ${recovery.last?.replayed ?? 0} records`);
   }
@@ -262,7 +265,10 @@ class CrashRun {
       coverageSchema: this.coverageSchema,
       batchRecords: this.rand.int(20, 400),
       laneBatches,
-      windowRecords: 200,
+      // Recovery windows are spans of offsets: Pulsar's are packed message
+      // ids, one entry apart by 2^batchBits, so its window is as many entries.
+      windowRecords:
+        this.options.source === 'pulsar' ? 200 * 2 ** DEFAULT_OFFSET_LAYOUT.batchBits : 200,
       zerobusPoisonWaits: this.poisonWaits(),
     };
     const forward = this.options.verbose ? this.options.log : null;
