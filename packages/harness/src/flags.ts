@@ -6,7 +6,8 @@ export type FlagKind = 'value' | 'switch';
 /**
  * Parses `--name value` and `--name` switches against a list of known flags.
  * An unknown flag, a missing value or a repeated flag is refused naming the
- * flag: a typo must not silently fall back to a default.
+ * flag: a typo must not silently fall back to a default. A bare `--` is
+ * skipped.
  */
 export function parseFlags(
   argv: readonly string[],
@@ -16,6 +17,8 @@ export function parseFlags(
   const out = new Map<string, string | true>();
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? '';
+    // `pnpm harness:crash -- --kills 3` forwards the `--` itself.
+    if (arg === '--') continue;
     if (!arg.startsWith('--')) {
       throw new HarnessError(
         'TWG_HARNESS_ARGS',
