@@ -111,23 +111,7 @@ export class PulsarTopic implements HarnessSource {
       }
       done += set.size;
     }
-    const topic = this.topic;
-    return {
-      acknowledged: (p, o) => acked[p]?.has(o) === true,
-      done,
-      leads: (raw: RawContents) => {
-        const out: string[] = [];
-        acked.forEach((set, p) => {
-          const lacking = [...set].filter((o) => raw.records[p]?.has(o) !== true);
-          if (lacking.length === 0) return;
-          out.push(
-            `${topic}/${String(p)}: ${String(lacking.length)} acknowledged messages raw lacks, first at offset ${String(lacking[0])}`,
-          );
-        });
-        return out;
-      },
-      summary: `acknowledged [${acked.map((s) => s.size).join(', ')}]`,
-    };
+    return pulsarPositions(this.topic, acked, done);
   }
 
   offsets(): Promise<number[][]> {
@@ -147,4 +131,33 @@ export class PulsarTopic implements HarnessSource {
   close(): Promise<void> {
     return Promise.resolve();
   }
+}
+
+/**
+ * The positions of a subscription, from the offsets of the produced
+ * messages its cursors acknowledged, per partition: a lead is an
+ * acknowledged message raw does not hold.
+ */
+export function pulsarPositions(
+  topic: string,
+  acked: readonly ReadonlySet<number>[],
+  done: number,
+): SourcePositions {
+  return {
+    acknowledged: (p, o) => acked[p]?.has(o) === true,
+    done,
+    leads: (raw: RawContents) => {
+      const out: string[] = [];
+      acked.forEach((set, p) => {
+        const lacking = [...set].filter((o) => raw.records[p]?.has(o) !== true);
+        if (lacking.length === 0) return;
+        out.push(
+          `${topic}/${String(p)}: ${String(lacking.length)} acknowledged messages raw lacks, ` +
+            `first at offset ${String(lacking.reduce((a, b) => Math.min(a, b)))}`,
+        );
+      });
+      return out;
+    },
+    summary: `acknowledged [${acked.map((s) => s.size).join(', ')}]`,
+  };
 }
