@@ -48,7 +48,8 @@ export interface ChildTopology {
 }
 
 /**
- * One topology process: Kafka consumer group -> raw segments in `<dir>/raw`
+ * One topology process: a Kafka consumer group or a Pulsar subscription (per
+ * `--source`) -> raw segments in `<dir>/raw`
  * -> a Postgres secondary (rows and its own coverage in one transaction)
  * and a Zerobus secondary (the fake transport, its server persisting every
  * batch before acknowledging it, poisoned streams injected at the waits the
