@@ -1,5 +1,9 @@
 import { HarnessError } from './errors.js';
-import { intFlag, intListFlag, parseFlags, textFlag } from './flags.js';
+import { HARNESS_SOURCES, type HarnessSourceKind } from './crash-args.js';
+import { choiceFlag, intFlag, intListFlag, parseFlags, textFlag } from './flags.js';
+
+export const PULSAR_TYPES = ['Shared', 'Failover'] as const;
+export type PulsarType = (typeof PULSAR_TYPES)[number];
 
 export type ChildRole = 'both' | 'recovery';
 
@@ -8,8 +12,12 @@ export interface ChildArgs {
   readonly role: ChildRole;
   /** Holds `raw/` and `coverage/` (raw and the local coverage tier, colocated). */
   readonly dir: string;
+  readonly source: HarnessSourceKind;
   readonly topic: string;
+  /** The Kafka consumer group, or the Pulsar subscription. */
   readonly group: string;
+  /** The Pulsar subscription's type (ignored for Kafka). */
+  readonly pulsarType: PulsarType;
   readonly partitions: number;
   /** The schema of the secondary's table and of the sink's own (transactional) coverage. */
   readonly sinkSchema: string;
@@ -30,6 +38,8 @@ export interface ChildArgs {
 const FLAGS = {
   role: 'value',
   dir: 'value',
+  source: 'value',
+  'pulsar-type': 'value',
   topic: 'value',
   group: 'value',
   partitions: 'value',
@@ -55,6 +65,8 @@ export function parseChildArgs(argv: readonly string[]): ChildArgs {
   return {
     role,
     dir: textFlag(flags, 'dir', WHERE),
+    source: choiceFlag(flags, 'source', HARNESS_SOURCES, WHERE),
+    pulsarType: choiceFlag(flags, 'pulsar-type', PULSAR_TYPES, WHERE),
     topic: textFlag(flags, 'topic', WHERE),
     group: textFlag(flags, 'group', WHERE),
     partitions: intFlag(flags, 'partitions', 4, 1, 1024, WHERE),
@@ -73,6 +85,10 @@ export function childArgv(args: ChildArgs): string[] {
     args.role,
     '--dir',
     args.dir,
+    '--source',
+    args.source,
+    '--pulsar-type',
+    args.pulsarType,
     '--topic',
     args.topic,
     '--group',

@@ -8,7 +8,8 @@ import { rawSegments } from '@thalweg/sink-files';
 import { postgres, type PostgresSinkStats } from '@thalweg/sink-postgres';
 import { zerobus } from '@thalweg/sink-zerobus';
 import { kafka } from '@thalweg/source-kafka';
-import { kafkaBrokers, postgresUrl } from '@thalweg/test-services';
+import { pulsar } from '@thalweg/source-pulsar';
+import { kafkaBrokers, postgresUrl, pulsar as pulsarEndpoint } from '@thalweg/test-services';
 import type { ChildArgs } from './child-args.js';
 import type { Tripwire } from './crash-point.js';
 import {
@@ -47,7 +48,8 @@ export interface ChildTopology {
 }
 
 /**
- * One topology process: Kafka consumer group -> raw segments in `<dir>/raw`
+ * One topology process: a Kafka consumer group or a Pulsar subscription (per
+ * `--source`) -> raw segments in `<dir>/raw`
  * -> a Postgres secondary (rows and its own coverage in one transaction)
  * and a Zerobus secondary (the fake transport, its server persisting every
  * batch before acknowledging it, poisoned streams injected at the waits the
@@ -82,22 +84,7 @@ export async function openChildTopology(
     poisons += 1;
   });
   const job = await openTopology({
-    source: kafka({
-      mode: 'group',
-      brokers: kafkaBrokers(),
-      cluster: CLUSTER,
-      topics: [args.topic],
-      groupId: args.group,
-      // The broker's minimum; a killed member holds its partitions until its
-      // session ends or, sooner, until the rejoin a new member starts times
-      // out on it (the short rebalance timeout is what keeps cycles short).
-      sessionTimeout: 6_000,
-      rebalanceTimeout: 1_500,
-      heartbeatInterval: 200,
-      maxWaitTimeInMs: 100,
-      // Small fetches, so that kills land in the middle of a backlog.
-      maxBytesPerPartition: 16 * 1024,
-    }),
+    source: args.source === 'pulsar' ? pulsarPart(args) : kafkaPart(args),
     raw: killableRawPart(rawSegments({ dir: join(args.dir, 'raw') }), wire),
     secondaries: {
       [PG_NAME]: killableSecondaryPart(
@@ -149,4 +136,42 @@ export async function openChildTopology(
       await pool.end();
     },
   };
+}
+
+/** The run's Kafka consumer group. */
+function kafkaPart(args: ChildArgs) {
+  return kafka({
+    mode: 'group',
+    brokers: kafkaBrokers(),
+    cluster: CLUSTER,
+    topics: [args.topic],
+    groupId: args.group,
+    // The broker's minimum; a killed member holds its partitions until its
+    // session ends or, sooner, until the rejoin a new member starts times
+    // out on it (the short rebalance timeout is what keeps cycles short).
+    sessionTimeout: 6_000,
+    rebalanceTimeout: 1_500,
+    heartbeatInterval: 200,
+    maxWaitTimeInMs: 100,
+    // Small fetches, so that kills land in the middle of a backlog.
+    maxBytesPerPartition: 16 * 1024,
+  });
+}
+
+/**
+ * The run's Pulsar subscription, Shared or Failover as the parent chose for
+ * the run, from the earliest message (the parent creates it before the
+ * first record anyway).
+ */
+function pulsarPart(args: ChildArgs) {
+  const { wsUrl, adminUrl } = pulsarEndpoint();
+  return pulsar({
+    wsUrl,
+    adminUrl,
+    cluster: CLUSTER,
+    topics: [args.topic],
+    subscription: args.group,
+    type: args.pulsarType,
+    initialPosition: 'Earliest',
+  });
 }

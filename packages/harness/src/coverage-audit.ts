@@ -75,12 +75,14 @@ export async function readCoverageViews(options: {
 export function overclaimedRanges(
   views: readonly CoverageView[],
   holds: (sink: SinkId, partition: number, offset: number) => boolean,
+  /** The offsets a record can be at in [start, end): all of them, unless the source's are sparse. */
+  offsetsIn: (partition: number, start: number, end: number) => Iterable<number> = denseOffsets,
 ): string[] {
   const out: string[] = [];
   for (const view of views) {
     const { sink, topic, partition } = view.key;
     for (const range of view.ranges) {
-      for (let offset = range.start; offset < range.end; offset++) {
+      for (const offset of offsetsIn(partition, range.start, range.end)) {
         if (holds(sink, partition, offset)) continue;
         out.push(
           `${view.store}:${sink}/${topic}/${partition}:[${range.start},${range.end}) lacks ${offset}`,
@@ -92,8 +94,12 @@ export function overclaimedRanges(
   return out;
 }
 
+function* denseOffsets(_partition: number, start: number, end: number): Iterable<number> {
+  for (let offset = start; offset < end; offset++) yield offset;
+}
+
 /**
- * Offsets raw holds below the committed position that raw's recorded
+ * Offsets raw holds that the source acknowledged (Kafka: below the committed position) that raw's recorded
  * coverage (the pipeline's store, both tiers) lacks, per partition. The
  * source never delivers them again, so only raw itself still says they
  * exist: recovery plans from `ReplayableSink.held`, and every pipeline
@@ -102,10 +108,10 @@ export function overclaimedRanges(
  */
 export function rawCoverageHoles(
   views: readonly CoverageView[],
-  committed: readonly number[],
-  rawHolds: (partition: number, offset: number) => boolean,
+  acknowledged: (partition: number, offset: number) => boolean,
+  rawHeld: readonly ReadonlyMap<number, unknown>[],
 ): number[] {
-  return committed.map((end, partition) => {
+  return rawHeld.map((held, partition) => {
     const ranges = views
       .filter(
         (v) =>
@@ -113,8 +119,8 @@ export function rawCoverageHoles(
       )
       .flatMap((v) => v.ranges);
     let holes = 0;
-    for (let offset = 0; offset < end; offset++) {
-      if (!rawHolds(partition, offset)) continue;
+    for (const offset of held.keys()) {
+      if (!acknowledged(partition, offset)) continue;
       if (!ranges.some((r) => r.start <= offset && offset < r.end)) holes += 1;
     }
     return holes;

@@ -3,6 +3,8 @@ import type { KillCause } from './kill-plan.js';
 /** The one JSON line the harness prints. */
 export interface CrashReport {
   readonly harness: 'crash';
+  /** `kafka`, `pulsar-shared` or `pulsar-failover`. */
+  readonly source: string;
   readonly records: number;
   readonly kills: number;
   readonly kill_points: Readonly<Record<KillCause, number>>;

@@ -12,7 +12,11 @@ import { formatCrashAt, type CrashAt } from './crash-point.js';
 import type { CrashReport } from './crash-report.js';
 import { HarnessError } from './errors.js';
 import { auditFinal } from './final-audit.js';
+import type { HarnessSource } from './harness-source.js';
 import { HarnessTopic } from './harness-topic.js';
+import { PulsarTopic } from './pulsar-topic.js';
+import { DEFAULT_OFFSET_LAYOUT } from '@thalweg/source-pulsar';
+import type { PulsarType } from './child-args.js';
 import { harnessPool, PARENT_APPLICATION_NAME, payloadId } from './harness-topology.js';
 import { CrashTally, describeProgress } from './crash-tally.js';
 import { watchCycle } from './cycle-watch.js';
@@ -43,7 +47,8 @@ export async function runCrash(options: CrashRunOptions): Promise<CrashReport> {
 class CrashRun {
   private readonly rand: SeededRandom;
   private readonly started = Date.now();
-  private readonly topic: HarnessTopic;
+  private readonly topic: HarnessSource;
+  private readonly pulsarType: PulsarType;
   private readonly group: string;
   private readonly sinkSchema: string;
   private readonly coverageSchema: string;
@@ -59,14 +64,23 @@ class CrashRun {
   constructor(private readonly options: CrashRunOptions) {
     this.rand = new SeededRandom(options.seed);
     const run = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
-    this.topic = new HarnessTopic(`thalweg-harness-${run}`, options.partitions, run);
     this.group = `thalweg-harness-${run}`;
+    // A Pulsar run reads with one subscription type, picked by the seed's parity.
+    this.pulsarType = options.seed % 2 === 0 ? 'Shared' : 'Failover';
+    this.topic =
+      options.source === 'pulsar'
+        ? new PulsarTopic(
+            `persistent://public/default/thalweg-harness-${run}`,
+            options.partitions,
+            run,
+            this.group,
+          )
+        : new HarnessTopic(`thalweg-harness-${run}`, options.partitions, run, this.group);
     this.sinkSchema = `twg_harness_${run}`;
     this.coverageSchema = `twg_harness_${run}_cov`;
     this.pool = harnessPool(postgresUrl(), PARENT_APPLICATION_NAME, 2, options.log);
     this.invariants = new InvariantCheck({
       topic: this.topic,
-      group: this.group,
       pool: this.pool,
       sinkSchema: this.sinkSchema,
       coverageSchema: this.coverageSchema,
@@ -79,7 +93,7 @@ class CrashRun {
     const { log } = this.options;
     this.dir = await mkdtemp(join(tmpdir(), 'thalweg-harness-'));
     log(
-      `harness: seed ${this.options.seed}, ${this.options.kills} kills, ${this.options.records} records, ` +
+      `harness: seed ${this.options.seed}, source ${this.sourceName()}, ${this.options.kills} kills, ${this.options.records} records, ` +
         `${this.options.partitions} partitions; topic ${this.topic.topic}, schemas ${this.sinkSchema} ` +
         `and ${this.coverageSchema}, dir ${this.dir}`,
     );
@@ -185,11 +199,13 @@ class CrashRun {
   private async finalPhase(): Promise<void> {
     const { log, records } = this.options;
     if (this.topic.produced < records) await this.topic.produce(records - this.topic.produced);
-    const total = (await this.topic.ends()).reduce((a, b) => a + b, 0);
-    const ingest = this.spawn('both', null, 'final ingest', 8);
+    const total = this.topic.produced;
+    // Pulsar's batches hold a message or two: its lane holds as many records as Kafka's would.
+    const finalLane = this.options.source === 'pulsar' ? 64 : 8;
+    const ingest = this.spawn('both', null, 'final ingest', finalLane);
     const deadline = Date.now() + FINAL_COMMIT_TIMEOUT_MS;
     for (;;) {
-      const committed = (await this.topic.committed(this.group)).reduce((a, b) => a + b, 0);
+      const committed = (await this.topic.positions()).done;
       // The child must be running, not still loading, before it is asked to stop.
       if (committed >= total && ingest.last !== null) break;
       if (!ingest.alive) throw this.childError(ingest, `died before committing ${total} records`);
@@ -206,7 +222,7 @@ class CrashRun {
     await this.expectClean(ingest, STOP_TIMEOUT_MS, 'graceful stop');
     log(`final ingest: all ${total} records committed, stopped gracefully`);
     await this.invariants.check('final ingest', this.dir);
-    const recovery = this.spawn('recovery', null, 'final recovery', 8);
+    const recovery = this.spawn('recovery', null, 'final recovery', finalLane);
     await this.expectClean(recovery, RECOVERY_TIMEOUT_MS, 'recovery until caught up');
     log(`final recovery: caught up, replayed ${recovery.last?.replayed ?? 0} records`);
   }
@@ -240,6 +256,8 @@ class CrashRun {
     const args: ChildArgs = {
       role,
       dir: this.dir,
+      source: this.options.source,
+      pulsarType: this.pulsarType,
       topic: this.topic.topic,
       group: this.group,
       partitions: this.options.partitions,
@@ -247,7 +265,10 @@ class CrashRun {
       coverageSchema: this.coverageSchema,
       batchRecords: this.rand.int(20, 400),
       laneBatches,
-      windowRecords: 200,
+      // Recovery windows are spans of offsets: Pulsar's are packed message
+      // ids, one entry apart by 2^batchBits, so its window is as many entries.
+      windowRecords:
+        this.options.source === 'pulsar' ? 200 * 2 ** DEFAULT_OFFSET_LAYOUT.batchBits : 200,
       zerobusPoisonWaits: this.poisonWaits(),
     };
     const forward = this.options.verbose ? this.options.log : null;
@@ -272,14 +293,15 @@ class CrashRun {
       zerobus,
       rawCoverageHoles: holes,
     } = await this.invariants.check('audit', this.dir);
-    const ends = await this.topic.ends();
+    const offsets = await this.topic.offsets();
     const producedIds = Array.from({ length: this.topic.produced }, (_, i) =>
       payloadId(i, this.topic.run),
     );
-    const audit = auditFinal({ ends, producedIds, raw, rows, zerobus });
+    const audit = auditFinal({ offsets, producedIds, raw, rows, zerobus });
     const pgDuplicates = this.children.reduce((n, c) => n + (c.last?.pg.duplicates ?? 0), 0);
     return {
       harness: 'crash',
+      source: this.sourceName(),
       records: this.topic.produced,
       kills: this.tally.kills,
       kill_points: { ...this.tally.killPoints },
@@ -309,6 +331,13 @@ class CrashRun {
     };
   }
 
+  /** `kafka`, or `pulsar-shared` / `pulsar-failover`. */
+  private sourceName(): string {
+    return this.options.source === 'pulsar'
+      ? `pulsar-${this.pulsarType.toLowerCase()}`
+      : this.options.source;
+  }
+
   private async cleanup(): Promise<void> {
     const { log } = this.options;
     if (this.live !== null) await this.live.exited;
@@ -327,7 +356,7 @@ class CrashRun {
               `drop schema if exists "${this.sinkSchema}", "${this.coverageSchema}" cascade`,
             ),
         ],
-        ['topic', () => this.topic.remove(this.group)],
+        ['topic', () => this.topic.remove()],
       ];
       for (const [what, step] of steps) {
         await step().catch((error: unknown) => {

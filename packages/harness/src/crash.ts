@@ -1,5 +1,5 @@
 /**
- * The crash harness (see README.md): `node dist/crash.js --kills N
+ * The crash harness (see README.md): `node dist/crash.js [--source kafka|pulsar] --kills N
  * [--records M] [--seed S] [--partitions P] [--keep] [--verbose]`. Progress
  * goes to stderr; stdout gets exactly one JSON line, and the exit status is
  * non-zero when the audit found a lost record or a state that would lose one.

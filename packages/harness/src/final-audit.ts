@@ -5,7 +5,7 @@ import type { ZerobusContents } from './zerobus-audit.js';
 import { ZEROBUS } from './zerobus-topology.js';
 
 export interface FinalAudit {
-  /** Produced records raw lacks: by offset below the log end, or by payload id. */
+  /** Produced records raw lacks: by produced offset, or by payload id. */
   readonly missingRaw: number;
   /** The sum over the secondaries of `missingBySink`. */
   readonly missingSecondary: number;
@@ -20,8 +20,8 @@ export interface FinalAudit {
 }
 
 export interface FinalAuditInput {
-  /** The log end of every partition: offsets [0, end) are the produced records. */
-  readonly ends: readonly number[];
+  /** Per partition, the offsets of the produced records (Kafka: [0, log end)). */
+  readonly offsets: readonly (readonly number[])[];
   /** The payload ids of every produced record. */
   readonly producedIds: readonly string[];
   readonly raw: RawContents;
@@ -31,21 +31,23 @@ export interface FinalAuditInput {
 
 /**
  * Checks the end state against what was produced, two ways: by position
- * (every offset below each log end) and by content (every produced payload
+ * (every offset a produced record got) and by content (every produced payload
  * id), so neither a hole nor a record stored at the wrong place hides.
  * A missing count is the larger of the two ways, never their sum. Zerobus
  * rows carry no position: one is at its offset when it holds the record id
  * recomputed from raw's record there.
  */
 export function auditFinal(input: FinalAuditInput): FinalAudit {
-  const { ends, raw, rows } = input;
+  const { offsets, raw, rows } = input;
   let rawHoles = 0;
   const rawIds = new Set<string>();
   let unique = 0;
-  ends.forEach((end, p) => {
+  raw.records.forEach((held) => {
+    unique += held.size;
+  });
+  offsets.forEach((produced, p) => {
     const held = raw.records[p];
-    unique += held?.size ?? 0;
-    for (let o = 0; o < end; o++) if (held?.has(o) !== true) rawHoles += 1;
+    for (const o of produced) if (held?.has(o) !== true) rawHoles += 1;
     for (const r of held?.values() ?? []) if (r.payloadId !== null) rawIds.add(r.payloadId);
   });
   const byPosition = new Map<string, TableRow[]>();
@@ -58,8 +60,8 @@ export function auditFinal(input: FinalAuditInput): FinalAudit {
     rowIds.add(row.id);
   }
   let rowHoles = 0;
-  ends.forEach((end, p) => {
-    for (let o = 0; o < end; o++) if (!byPosition.has(`${p}/${o}`)) rowHoles += 1;
+  offsets.forEach((produced, p) => {
+    for (const o of produced) if (!byPosition.has(`${p}/${o}`)) rowHoles += 1;
   });
   let duplicateRows = 0;
   let idMismatches = 0;
@@ -75,10 +77,12 @@ export function auditFinal(input: FinalAuditInput): FinalAudit {
   const { zerobus } = input;
   let zerobusHoles = 0;
   const rawRecordIds = new Set<string>();
-  ends.forEach((end, p) => {
+  raw.records.forEach((held) => {
+    for (const r of held.values()) rawRecordIds.add(r.recordId);
+  });
+  offsets.forEach((produced, p) => {
     const held = raw.records[p];
-    for (const r of held?.values() ?? []) rawRecordIds.add(r.recordId);
-    for (let o = 0; o < end; o++) {
+    for (const o of produced) {
       const record = held?.get(o);
       if (record === undefined || !zerobus.recordIds.has(record.recordId)) zerobusHoles += 1;
     }

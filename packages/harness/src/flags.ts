@@ -6,7 +6,8 @@ export type FlagKind = 'value' | 'switch';
 /**
  * Parses `--name value` and `--name` switches against a list of known flags.
  * An unknown flag, a missing value or a repeated flag is refused naming the
- * flag: a typo must not silently fall back to a default.
+ * flag: a typo must not silently fall back to a default. A bare `--` is
+ * skipped.
  */
 export function parseFlags(
   argv: readonly string[],
@@ -16,6 +17,8 @@ export function parseFlags(
   const out = new Map<string, string | true>();
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? '';
+    // `pnpm harness:crash -- --kills 3` forwards the `--` itself.
+    if (arg === '--') continue;
     if (!arg.startsWith('--')) {
       throw new HarnessError(
         'TWG_HARNESS_ARGS',
@@ -80,6 +83,25 @@ export function textFlag(
     throw new HarnessError('TWG_HARNESS_ARGS', `${where}: --${name} is required`);
   }
   return raw;
+}
+
+/** A flag that takes one of `choices`; absent: the first. */
+export function choiceFlag<T extends string>(
+  flags: ReadonlyMap<string, string | true>,
+  name: string,
+  choices: readonly [T, ...T[]],
+  where: string,
+): T {
+  const raw = flags.get(name);
+  if (raw === undefined) return choices[0];
+  const found = choices.find((c) => c === raw);
+  if (found === undefined) {
+    throw new HarnessError(
+      'TWG_HARNESS_ARGS',
+      `${where}: --${name} must be ${choices.join(' or ')}, got ${String(raw)}`,
+    );
+  }
+  return found;
 }
 
 /** A comma-separated list of integers within [min, max]; absent: none. */

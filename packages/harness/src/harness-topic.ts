@@ -1,15 +1,17 @@
 import { kafkaBrokers } from '@thalweg/test-services';
 import { Kafka, logLevel, type Admin, type Producer } from 'kafkajs';
+import type { HarnessSource, SourcePositions } from './harness-source.js';
 import { payload } from './harness-topology.js';
+import { contiguousPrefix, type RawContents } from './raw-audit.js';
 
 /**
- * The run's topic, from the parent's side: creates it, produces the known
+ * The run's Kafka topic, from the parent's side: creates it, produces the known
  * records (record `i` goes to partition `i % partitions`, with a unique
  * payload id), and reads the group's committed offsets and the log ends.
  * The producer is idempotent, so a retried send cannot store a payload
  * twice: every offset below the log end is exactly one produced record.
  */
-export class HarnessTopic {
+export class HarnessTopic implements HarnessSource {
   private readonly kafka = new Kafka({
     clientId: 'thalweg-harness',
     brokers: kafkaBrokers(),
@@ -26,6 +28,7 @@ export class HarnessTopic {
     readonly topic: string,
     readonly partitions: number,
     readonly run: string,
+    readonly group: string,
   ) {}
 
   async create(): Promise<void> {
@@ -58,6 +61,37 @@ export class HarnessTopic {
     return out;
   }
 
+  /**
+   * The committed offsets: a position leads when it is above the run of
+   * offsets from 0 that raw holds without a hole.
+   */
+  async positions(): Promise<SourcePositions> {
+    const committed = await this.committed(this.group);
+    const topic = this.topic;
+    return {
+      acknowledged: (p, o) => o < (committed[p] ?? 0),
+      done: committed.reduce((a, b) => a + b, 0),
+      leads: (raw: RawContents) => {
+        const out: string[] = [];
+        committed.forEach((c, p) => {
+          const prefix = contiguousPrefix(raw.records[p] ?? new Map());
+          if (c > prefix) out.push(`${topic}/${p} committed ${c}, raw holds [0, ${prefix})`);
+        });
+        return out;
+      },
+      summary: `committed [${committed.join(', ')}]`,
+    };
+  }
+
+  /** Offsets [0, log end) per partition: the idempotent producer stored each record once. */
+  async offsets(): Promise<number[][]> {
+    return (await this.ends()).map((end) => Array.from({ length: end }, (_, o) => o));
+  }
+
+  *offsetsIn(_partition: number, start: number, end: number): Iterable<number> {
+    for (let o = start; o < end; o++) yield o;
+  }
+
   /** The log end offset per partition. */
   async ends(): Promise<number[]> {
     const offsets = await this.admin.fetchTopicOffsets(this.topic);
@@ -67,8 +101,8 @@ export class HarnessTopic {
   }
 
   /** Deletes the topic and the group (cleanup; failures are the caller's to log). */
-  async remove(groupId: string): Promise<void> {
-    await this.admin.deleteGroups([groupId]).catch(() => undefined);
+  async remove(): Promise<void> {
+    await this.admin.deleteGroups([this.group]).catch(() => undefined);
     await this.admin.deleteTopics({ topics: [this.topic] });
   }
 

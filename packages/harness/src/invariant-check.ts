@@ -6,16 +6,17 @@ import {
   readCoverageViews,
   secondaryBacklog,
 } from './coverage-audit.js';
-import type { HarnessTopic } from './harness-topic.js';
+import type { HarnessSource, SourcePositions } from './harness-source.js';
 import { RAW } from './harness-topology.js';
-import { contiguousPrefix, readRaw, type RawContents } from './raw-audit.js';
+import { readRaw, type RawContents } from './raw-audit.js';
 import { readTable, tableOffsets, type TableRow } from './table-audit.js';
 import { heldByZerobus, readZerobus, type ZerobusContents } from './zerobus-audit.js';
 import { ZEROBUS } from './zerobus-topology.js';
 
 /** What one check read, in the order it read it. */
 export interface Snapshot {
-  readonly committed: readonly number[];
+  /** What the broker considered acknowledged, read first. */
+  readonly positions: SourcePositions;
   /** Per partition: see rawCoverageHoles. */
   readonly rawCoverageHoles: readonly number[];
   readonly raw: RawContents;
@@ -25,8 +26,7 @@ export interface Snapshot {
 }
 
 export interface InvariantCheckOptions {
-  readonly topic: HarnessTopic;
-  readonly group: string;
+  readonly topic: HarnessSource;
   readonly pool: pg.Pool;
   readonly sinkSchema: string;
   readonly coverageSchema: string;
@@ -39,7 +39,7 @@ export interface InvariantCheckOptions {
  * while no child is alive, with what they found accumulated over the run.
  */
 export class InvariantCheck {
-  /** Checks at which a committed position was above raw's contiguous prefix, per partition. */
+  /** Checks at which an acknowledged position was one raw lacks, per partition. */
   positionLeads = 0;
   /** Distinct coverage ranges that claimed an offset their sink lacked. */
   readonly overclaims = new Set<string>();
@@ -62,7 +62,7 @@ export class InvariantCheck {
    */
   async check(label: string, dir: string): Promise<Snapshot> {
     const { log, partitions, topic } = this.o;
-    const committed = await topic.committed(this.o.group);
+    const positions = await topic.positions();
     const views = await readCoverageViews({
       pool: this.o.pool,
       coverageSchema: this.o.coverageSchema,
@@ -78,22 +78,21 @@ export class InvariantCheck {
       return { recordIds: new Set<string>(), payloadIds: new Set<string>(), batches: 0, rows: 0 };
     });
     const raw = await readRaw(join(dir, 'raw'), topic.topic, partitions);
-    const prefixes = raw.records.map((held) => contiguousPrefix(held));
-    committed.forEach((c, p) => {
-      const prefix = prefixes[p] ?? 0;
-      if (c <= prefix) return;
+    for (const lead of positions.leads(raw)) {
       this.positionLeads += 1;
-      log(
-        `${label}: POSITION LEADS RAW: ${topic.topic}/${p} committed ${c}, raw holds [0, ${prefix})`,
-      );
-    });
+      log(`${label}: POSITION LEADS RAW: ${lead}`);
+    }
     const table = tableOffsets(rows, partitions);
     const inZerobus = heldByZerobus(raw, zerobus);
-    const claims = overclaimedRanges(views, (sink, p, o) => {
-      if (sink === RAW) return raw.records[p]?.has(o) === true;
-      if (sink === ZEROBUS) return inZerobus(p, o);
-      return table[p]?.has(o) === true;
-    });
+    const claims = overclaimedRanges(
+      views,
+      (sink, p, o) => {
+        if (sink === RAW) return raw.records[p]?.has(o) === true;
+        if (sink === ZEROBUS) return inZerobus(p, o);
+        return table[p]?.has(o) === true;
+      },
+      (p, start, end) => topic.offsetsIn(p, start, end),
+    );
     for (const claim of claims) {
       if (!this.overclaims.has(claim)) log(`${label}: OVER-CLAIM: ${claim}`);
       this.overclaims.add(claim);
@@ -103,15 +102,15 @@ export class InvariantCheck {
       this.rawErrors.add(error);
     }
     this.backlog = secondaryBacklog(views);
-    const holes = rawCoverageHoles(views, committed, (p, o) => raw.records[p]?.has(o) === true);
+    const holes = rawCoverageHoles(views, (p, o) => positions.acknowledged(p, o), raw.records);
     // Lag, not loss, while raw holds them: recovery plans from what raw holds,
     // and the next pipeline to open merges it into the store (ADR 0012).
     const lagging = holes.reduce((x, y) => x + y, 0);
     this.rawCoverageLag = Math.max(this.rawCoverageLag, lagging);
     log(
-      `  committed [${committed.join(', ')}], raw prefix [${prefixes.join(', ')}], ` +
+      `  ${positions.summary}, raw holds [${raw.records.map((h) => h.size).join(', ')}], ` +
         `table ${rows.length} rows, zerobus ${zerobus.rows} rows in ${zerobus.batches} batches, secondary backlog ${this.backlog}, raw coverage lag ${lagging}`,
     );
-    return { committed, rawCoverageHoles: holes, raw, rows, zerobus };
+    return { positions, rawCoverageHoles: holes, raw, rows, zerobus };
   }
 }

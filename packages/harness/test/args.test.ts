@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { childArgv, parseChildArgs, type ChildArgs } from '../src/child-args.js';
-import { MIN_RECORDS, parseCrashArgs, RECORDS_PER_KILL } from '../src/crash-args.js';
+import {
+  MIN_RECORDS,
+  parseCrashArgs,
+  PULSAR_MIN_RECORDS,
+  PULSAR_RECORDS_PER_KILL,
+  RECORDS_PER_KILL,
+} from '../src/crash-args.js';
 import { killDeck, planCycle } from '../src/kill-plan.js';
 import { CRASH_POINTS } from '../src/crash-point.js';
 import { SeededRandom } from '../src/seeded-random.js';
@@ -21,6 +27,23 @@ describe('harness:crash arguments', () => {
     });
   });
 
+  it('reads from Kafka unless told --source pulsar', () => {
+    expect(parseCrashArgs([], 7).source).toBe('kafka');
+    expect(parseCrashArgs(['--source', 'pulsar'], 7).source).toBe('pulsar');
+    // pnpm forwards the `--` of `pnpm harness:crash -- --source pulsar`.
+    expect(parseCrashArgs(['--', '--source', 'pulsar', '--kills', '3'], 7)).toMatchObject({
+      source: 'pulsar',
+      kills: 3,
+      records: PULSAR_MIN_RECORDS,
+    });
+    expect(parseCrashArgs(['--source', 'pulsar', '--kills', '50'], 7).records).toBe(
+      50 * PULSAR_RECORDS_PER_KILL,
+    );
+    expect(() => parseCrashArgs(['--source', 'rabbit'], 7)).toThrow(
+      /--source must be kafka or pulsar, got rabbit/,
+    );
+  });
+
   it('refuses bad flags naming them', () => {
     expect(() => parseCrashArgs(['--kill', '3'], 0)).toThrow(/unknown flag --kill/);
     expect(() => parseCrashArgs(['--kills', '0'], 0)).toThrow(/--kills must be an integer/);
@@ -32,6 +55,8 @@ describe('harness:crash arguments', () => {
     const args: ChildArgs = {
       role: 'recovery',
       dir: '/tmp/x',
+      source: 'pulsar',
+      pulsarType: 'Failover',
       topic: 't',
       group: 'g',
       partitions: 3,

@@ -51,7 +51,7 @@ describe('auditFinal', () => {
 
   it('finds nothing in a complete run, and counts raw copies beyond the first', () => {
     const audit = auditFinal({
-      ends: [4],
+      offsets: [[0, 1, 2, 3]],
       producedIds: produced,
       raw: raw([0, 1, 2, 3], 7),
       rows: [0, 1, 2, 3].map((o) => row(o)),
@@ -70,7 +70,7 @@ describe('auditFinal', () => {
 
   it('counts a hole in raw and in the table', () => {
     const audit = auditFinal({
-      ends: [4],
+      offsets: [[0, 1, 2, 3]],
       producedIds: produced,
       raw: raw([0, 1, 3]),
       rows: [row(0), row(3)],
@@ -84,7 +84,7 @@ describe('auditFinal', () => {
 
   it('counts what Zerobus lacks by record id and by payload id, and ids nothing produced', () => {
     const audit = auditFinal({
-      ends: [4],
+      offsets: [[0, 1, 2, 3]],
       producedIds: produced,
       raw: raw([0, 1, 2, 3]),
       rows: [0, 1, 2, 3].map((o) => row(o)),
@@ -102,7 +102,7 @@ describe('auditFinal', () => {
 
   it('counts a produced record stored at the wrong offset as missing by id', () => {
     const audit = auditFinal({
-      ends: [2],
+      offsets: [[0, 1]],
       producedIds: ['p0', 'p1', 'p2'],
       raw: raw([0, 1]),
       rows: [row(0), row(1)],
@@ -113,9 +113,22 @@ describe('auditFinal', () => {
     expect(audit.missingBySink).toEqual({ [PG]: 1, [ZEROBUS]: 1 });
   });
 
+  it('audits sparse offsets (Pulsar) by the offsets the records got, not [0, end)', () => {
+    const audit = auditFinal({
+      offsets: [[1024, 5120, 9216]],
+      producedIds: ['p1024', 'p5120', 'p9216'],
+      raw: raw([1024, 9216]),
+      rows: [row(1024), row(9216)],
+      zerobus: zb([1024, 9216]),
+    });
+    expect(audit.missingRaw).toBe(1);
+    expect(audit.missingBySink).toEqual({ [PG]: 1, [ZEROBUS]: 1 });
+    expect(audit.rawDuplicates).toBe(0);
+  });
+
   it('counts two record ids for one position and ids that differ from raw', () => {
     const audit = auditFinal({
-      ends: [2],
+      offsets: [[0, 1]],
       producedIds: ['p0', 'p1'],
       raw: raw([0, 1]),
       rows: [row(0), row(0, 'other'), row(1, 'r1', 'p9')],
@@ -143,18 +156,30 @@ describe('coverage audits', () => {
     expect(claims).toEqual(['sink-transactional:pg-events/topic/0:[3,5) lacks 4']);
   });
 
+  it('checks a sparse range only at the offsets a record can be at', () => {
+    const held = new Set([1024, 9216]);
+    const ranges = [view('pipeline-durable', RAW, [[1024, 9217]])];
+    const at = (offsets: number[]) => (_p: number, start: number, end: number) =>
+      offsets.filter((o) => o >= start && o < end);
+    expect(overclaimedRanges(ranges, (_s, _p, o) => held.has(o), at([1024, 9216]))).toEqual([]);
+    expect(overclaimedRanges(ranges, (_s, _p, o) => held.has(o), at([1024, 5120, 9216]))).toEqual([
+      'pipeline-durable:raw/topic/0:[1024,9217) lacks 5120',
+    ]);
+  });
+
   it('counts raw offsets below the committed position that raw coverage lacks', () => {
     const held = new Set([0, 1, 2, 3, 4, 5]);
     const holes = rawCoverageHoles(
       [view('pipeline-durable', RAW, [[0, 2]]), view('pipeline-local', RAW, [[4, 6]])],
-      [5],
-      (_p, o) => held.has(o),
+      (_p, o) => o < 5,
+      [new Map([...held].map((o) => [o, o]))],
     );
     expect(holes).toEqual([2]);
     // The sink's own coverage does not count: recovery never reads it.
-    expect(rawCoverageHoles([view('sink-transactional', RAW, [[0, 6]])], [5], () => true)).toEqual([
-      5,
-    ]);
+    const all = [new Map([0, 1, 2, 3, 4, 5].map((o) => [o, o]))];
+    expect(
+      rawCoverageHoles([view('sink-transactional', RAW, [[0, 6]])], (_p, o) => o < 5, all),
+    ).toEqual([5]);
   });
 
   it('measures the secondary backlog against raw coverage across both pipeline tiers', () => {
