@@ -4,6 +4,7 @@ import {
   PauseSet,
   partitionKey,
   type PauseReason,
+  type Scheduler,
   type SourceBatch,
   type SourcePartition,
 } from '@thalweg/connector-core';
@@ -30,6 +31,9 @@ export interface FeedBounds {
   readonly maxQueuedBatches: number;
   readonly maxQueuedBytes: number;
   readonly maxBatchMessages: number;
+  /** How long a batch not yet full waits for more, on `scheduler`; 0: one event-loop turn. */
+  readonly lingerMs: number;
+  readonly scheduler: Scheduler;
 }
 
 /**
@@ -52,6 +56,8 @@ export class MessageFeed {
   private closed = false;
   private iterating = false;
   private wake: (() => void) | undefined;
+  /** Ends a linger early: a batch filled, or the feed closed or failed. */
+  private lingering: (() => void) | undefined;
 
   constructor(
     private readonly bounds: FeedBounds,
@@ -80,7 +86,10 @@ export class MessageFeed {
     open.messages.push(message);
     open.bytes += message.bytes;
     this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
-    if (open.messages.length >= this.bounds.maxBatchMessages) this.seal(key);
+    if (open.messages.length >= this.bounds.maxBatchMessages) {
+      this.seal(key);
+      this.lingering?.();
+    }
     this.notify();
   }
 
@@ -148,6 +157,7 @@ export class MessageFeed {
     this.queue.clear();
     this.open.clear();
     this.counts.clear();
+    this.lingering?.();
     this.notify();
   }
 
@@ -156,6 +166,7 @@ export class MessageFeed {
     this.queue.clear();
     this.open.clear();
     this.counts.clear();
+    this.lingering?.();
     this.notify();
   }
 
@@ -174,10 +185,12 @@ export class MessageFeed {
         if (failed !== null) throw failed;
         let batch = this.take(false);
         if (batch === undefined && this.hasOpen()) {
-          // A session hands over one message per frame: let the frames that
-          // came with this read arrive before the open batches are sealed,
-          // or every batch would hold one message (one event-loop turn, no timer).
-          await new Promise<void>((resolve) => setImmediate(resolve));
+          // A session hands over one message per frame: wait a little for
+          // more before the open batches are sealed, or every batch would
+          // hold one message (and raw would write a segment for each).
+          await this.linger(signal);
+          // Closed, failed or stopped meanwhile: the loop's top says so.
+          if (this.closed || this.fatal !== null || signal.aborted) continue;
           batch = this.take(true);
         }
         if (batch !== undefined) {
@@ -245,6 +258,22 @@ export class MessageFeed {
     this.contents.set(batch, open.messages);
     this.queue.push({ key, partition: open.partition, batch, bytes: open.bytes });
     if (this.queue.overBounds) this.hold(open.partition, 'queue');
+  }
+
+  private linger(signal: AbortSignal): Promise<void> {
+    if (this.bounds.lingerMs === 0) return new Promise((resolve) => setImmediate(resolve));
+    return new Promise((resolve) => {
+      let cancel = (): void => undefined;
+      const done = (): void => {
+        cancel();
+        signal.removeEventListener('abort', done);
+        this.lingering = undefined;
+        resolve();
+      };
+      this.lingering = done;
+      cancel = this.bounds.scheduler.after(this.bounds.lingerMs, done);
+      signal.addEventListener('abort', done, { once: true });
+    });
   }
 
   private changed(signal: AbortSignal): Promise<void> {

@@ -31,6 +31,12 @@ export interface PulsarCommonOptions {
   readonly maxQueuedBytes?: number;
   /** Messages per batch at most. Default 500. */
   readonly maxBatchMessages?: number;
+  /**
+   * How long a batch not yet full waits for more messages before it is
+   * yielded (the broker sends one message per frame). Default 5 ms; 0 yields
+   * what the same read brought.
+   */
+  readonly lingerMs?: number;
   /** How often partition counts are read again, to pick up partitions added while running; 0: never. Default 30 000. */
   readonly partitionPollMs?: number;
   /** The backoff before a closed session is opened again. Default 100 ms doubling to 10 s. */
@@ -66,6 +72,7 @@ export interface PulsarCommonSettings {
   readonly maxQueuedBatches: number;
   readonly maxQueuedBytes: number;
   readonly maxBatchMessages: number;
+  readonly lingerMs: number;
   readonly partitionPollMs: number;
   readonly reconnect: BackoffPolicy;
   readonly scheduler: Scheduler;
@@ -137,6 +144,7 @@ const commonShape = {
   maxQueuedBatches: int(1, 65_536, 64),
   maxQueuedBytes: int(1, 1024 * MiB, 16 * MiB),
   maxBatchMessages: int(1, 10_000, 500),
+  lingerMs: int(0, 1_000, 5),
   partitionPollMs: int(0, 0x7fffffff, 30_000),
   reconnect: z
     .strictObject({
@@ -178,6 +186,7 @@ function common(o: z.output<typeof subscriptionSchema> | z.output<typeof readerS
     maxQueuedBatches: o.maxQueuedBatches,
     maxQueuedBytes: o.maxQueuedBytes,
     maxBatchMessages: o.maxBatchMessages,
+    lingerMs: o.lingerMs,
     partitionPollMs: o.partitionPollMs,
     reconnect: o.reconnect,
     scheduler: o.scheduler ?? timerScheduler,
@@ -220,6 +229,7 @@ export function describeSettings(
     `maxQueuedBatches=${s.maxQueuedBatches}`,
     `maxQueuedBytes=${s.maxQueuedBytes}`,
     `maxBatchMessages=${s.maxBatchMessages}`,
+    `lingerMs=${s.lingerMs}`,
     `partitionPollMs=${s.partitionPollMs}`,
     `reconnect=${s.reconnect.baseDelayMs}..${s.reconnect.maxDelayMs} ms`,
   ];

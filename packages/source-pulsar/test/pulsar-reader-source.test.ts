@@ -23,6 +23,8 @@ async function setup(options: Partial<PulsarReaderOptions> = {}, backlog = 8) {
     cluster: 'test',
     topics: [T],
     scheduler: clock,
+    // The manual clock would hold a linger until elapsed: batches take what one read brought.
+    lingerMs: 0,
     maxQueuedBatches: 2,
     maxBatchMessages: 2,
     log: () => undefined,

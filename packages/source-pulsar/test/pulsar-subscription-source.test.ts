@@ -27,6 +27,8 @@ function setup(options: Partial<PulsarSubscriptionOptions> = {}, partitions = 1,
     subscription: 'sub',
     type: 'Shared',
     scheduler: clock,
+    // The manual clock would hold a linger until elapsed: batches take what one read brought.
+    lingerMs: 0,
     maxQueuedBatches: 4,
     maxBatchMessages: 2,
     partitionPollMs: 1_000,
