@@ -190,7 +190,7 @@ export class MessageFeed {
           // hold one message (and raw would write a segment for each).
           await this.linger(signal);
           // Closed, failed or stopped meanwhile: the loop's top says so.
-          if (this.closed || this.fatal !== null || signal.aborted) continue;
+          if (this.ended(signal)) continue;
           batch = this.take(true);
         }
         if (batch !== undefined) {
@@ -202,6 +202,11 @@ export class MessageFeed {
     } finally {
       this.iterating = false;
     }
+  }
+
+  /** Read through a method: the fields change while `batches()` awaits, which narrowing cannot see. */
+  private ended(signal: AbortSignal): boolean {
+    return this.closed || this.fatal !== null || signal.aborted;
   }
 
   private failedNow(): Error | null {
