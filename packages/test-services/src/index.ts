@@ -2,3 +2,4 @@ export * from './service-env.js';
 export * from './pulsar-env.js';
 export * from './unique-name.js';
 export * from './type-equals.js';
+export * from './waits.js';

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { prometheus, uniqueName } from '../src/index.js';
+import { prometheus, uniqueName, waitFor } from '../src/index.js';
 
 interface QueryAnswer {
   status: string;
@@ -44,17 +44,20 @@ describe('Prometheus service scrapes the targets a test registers', () => {
     return (await res.json()) as QueryAnswer;
   }
 
-  /** Polls the query API until `expr` has a sample equal to `want`. */
+  /** Asks the query API every 200 ms until `expr` has a sample equal to `want`. */
   async function seen(expr: string, want: string): Promise<Record<string, string>> {
-    const deadline = Date.now() + 20_000;
     let last: QueryAnswer | undefined;
-    while (Date.now() < deadline) {
-      last = await query(expr);
-      const hit = last.data.result.find((r) => r.value[1] === want);
-      if (hit !== undefined) return hit.metric;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    throw new Error(`${expr} never answered ${want}; last answer ${JSON.stringify(last)}`);
+    let hit: Record<string, string> | undefined;
+    await waitFor(
+      async () => {
+        last = await query(expr);
+        hit = last.data.result.find((r) => r.value[1] === want)?.metric;
+        return hit !== undefined;
+      },
+      () => `${expr} to answer ${want}; last answer ${JSON.stringify(last)}`,
+      { timeoutMs: 20_000, everyMs: 200 },
+    );
+    return hit ?? {};
   }
 
   it('answers ready', async () => {
