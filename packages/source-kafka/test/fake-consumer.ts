@@ -1,14 +1,16 @@
-import type {
-  CommitOffset,
-  CommitResult,
-  ConsumerEvent,
-  ConsumerFactory,
-  ConsumerPort,
-  ConsumerSettings,
-  FetchedBatch,
-  FetchedMessage,
+import {
+  kafkaSource,
+  type CommitOffset,
+  type CommitResult,
+  type ConsumerEvent,
+  type ConsumerFactory,
+  type ConsumerPort,
+  type ConsumerSettings,
+  type FetchedBatch,
+  type FetchedMessage,
 } from '../src/index.js';
 import type { SourcePartition } from '@thalweg/connector-core';
+import { BatchCollector, quiet } from './helpers.js';
 
 const at = (p: SourcePartition) => `${p.topic}/${p.partition}`;
 
@@ -117,6 +119,27 @@ export class FakeConsumer implements ConsumerPort {
   take(): string[] {
     return this.calls.splice(0);
   }
+}
+
+/**
+ * An assigned-mode source on partitions 0 and 2 of topic `t`, driven by a
+ * FakeConsumer, with a collector of what it delivers.
+ */
+export function fakeAssignedSource() {
+  const { factory, consumer } = FakeConsumer.factory();
+  const source = kafkaSource({
+    mode: 'assigned',
+    brokers: ['127.0.0.1:9092'],
+    cluster: 'c',
+    partitions: [
+      { topic: 't', partition: 0 },
+      { topic: 't', partition: 2 },
+    ],
+    clientId: 'ingest',
+    log: quiet,
+    kafka: factory,
+  });
+  return { source, consumer, collector: new BatchCollector(source) };
 }
 
 /** Resolves on the next turn of the event loop, after pending promise jobs. */

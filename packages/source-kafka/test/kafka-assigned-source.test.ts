@@ -1,30 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { SourceCursor } from '@thalweg/connector-core';
-import { kafkaSource, type KafkaAssignedOptions } from '../src/index.js';
-import { FakeConsumer } from './fake-consumer.js';
-import { BatchCollector, quiet } from './helpers.js';
+import { fakeAssignedSource } from './fake-consumer.js';
 
 const P = (partition: number) => ({ topic: 't', partition });
 
-function setup(extra: Partial<KafkaAssignedOptions> = {}) {
-  const { factory, consumer } = FakeConsumer.factory();
-  const source = kafkaSource({
-    mode: 'assigned',
-    brokers: ['127.0.0.1:9092'],
-    cluster: 'c',
-    partitions: [P(0), P(2)],
-    clientId: 'ingest',
-    log: quiet,
-    kafka: factory,
-    ...extra,
-  });
-  return { source, consumer, collector: new BatchCollector(source) };
-}
-
 describe('KafkaAssignedSource', () => {
   it('asks the client for exactly the configured partitions in a throwaway group of its own', () => {
-    const a = setup();
-    const b = setup();
+    const a = fakeAssignedSource();
+    const b = fakeAssignedSource();
     expect(a.consumer.settings?.assignment).toEqual({ kind: 'fixed', partitions: [P(0), P(2)] });
     expect(a.source.groupId).toMatch(/^ingest-assigned-[0-9a-f-]{36}$/);
     expect(a.consumer.settings?.groupId).toBe(a.source.groupId);
@@ -34,7 +17,7 @@ describe('KafkaAssignedSource', () => {
   });
 
   it('starts a sought partition exactly at its cursor, at every join, and commits nothing', async () => {
-    const s = setup();
+    const s = fakeAssignedSource();
     s.source.seek(P(2), { kind: 'log-offset', nextOffset: 4 });
     await s.collector.yieldable();
     s.consumer.take();
@@ -56,7 +39,7 @@ describe('KafkaAssignedSource', () => {
   });
 
   it('refuses cursors of another kind, malformed cursors and partitions it does not read, naming them', () => {
-    const { source } = setup();
+    const { source } = fakeAssignedSource();
     const file: SourceCursor = {
       kind: 'file-set',
       files: ['a'],
@@ -82,7 +65,7 @@ describe('KafkaAssignedSource', () => {
   });
 
   it('ends the source when the group hands it anything but its partitions', async () => {
-    const s = setup();
+    const s = fakeAssignedSource();
     await s.collector.yieldable();
     s.consumer.join([P(0)]);
     await expect(s.collector.until(() => false)).rejects.toThrow(

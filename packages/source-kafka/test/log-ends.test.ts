@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { kafkaSource } from '../src/index.js';
-import { FakeConsumer } from './fake-consumer.js';
+import { FakeConsumer, fakeAssignedSource } from './fake-consumer.js';
 import { BatchCollector, quiet } from './helpers.js';
 
 // logEnd() of both modes: each owned partition's high watermark as its last
@@ -19,20 +19,6 @@ function group() {
     cluster: 'c',
     topics: ['t'],
     groupId: 'g',
-    log: quiet,
-    kafka: factory,
-  });
-  return { source, consumer, collector: new BatchCollector(source) };
-}
-
-function assigned() {
-  const { factory, consumer } = FakeConsumer.factory();
-  const source = kafkaSource({
-    mode: 'assigned',
-    brokers: ['127.0.0.1:9092'],
-    cluster: 'c',
-    partitions: [P(0), P(2)],
-    clientId: 'ingest',
     log: quiet,
     kafka: factory,
   });
@@ -86,7 +72,7 @@ describe('Kafka source logEnd', () => {
   });
 
   it('assigned mode: the latest high watermark of each configured partition', async () => {
-    const s = assigned();
+    const s = fakeAssignedSource();
     await s.collector.yieldable();
     s.consumer.join([P(0), P(2)]);
     s.consumer.deliver(P(2), 0, 5, { highWatermark: '7' });
