@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { sinkId } from '@thalweg/connector-core';
-import { postgresUrl } from '@thalweg/test-services';
+import { postgresUrl, waitFor } from '@thalweg/test-services';
 import { PostgresSink, type PgTableSpec } from '../src/index.js';
 import {
   batchAt,
@@ -235,8 +235,10 @@ describe('PostgresSink', () => {
     expect(await live()).toBeGreaterThan(0);
     await Promise.all([sink.close(), sink.close()]);
     // pool.end() waits for its clients to disconnect; the server may list them a moment longer.
-    for (let i = 0; i < 100 && (await live()) > 0; i++) await new Promise((r) => setTimeout(r, 20));
-    expect(await live()).toBe(0);
+    await waitFor(async () => (await live()) === 0, `no session named ${name} left on the server`, {
+      timeoutMs: 5_000,
+      everyMs: 20,
+    });
 
     const { sink: borrowed } = await openSink(pool, spec);
     await borrowed.close();

@@ -1,13 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kafkaBrokers, uniqueName } from '@thalweg/test-services';
+import { Changes, kafkaBrokers, uniqueName } from '@thalweg/test-services';
 import { kafkajsConsumer, type ConsumerEvent, type ConsumerSettings } from '../src/index.js';
 import { FAST, KafkaFixture } from './helpers.js';
 
 const fx = new KafkaFixture();
 beforeAll(() => fx.start());
 afterAll(() => fx.stop());
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function settings(topic: string, groupId: string): ConsumerSettings {
   return {
@@ -36,10 +34,12 @@ describe('kafkajsConsumer', () => {
     await port.connect();
     await port.subscribe();
     let read = 0;
+    const changes = new Changes();
     await port.run((batch) => {
       read += batch.messages.length;
+      changes.poke();
     });
-    for (let i = 0; i < 100 && read < 3; i++) await sleep(20);
+    await changes.until(() => read >= 3, 'the 3 messages read');
     expect(events.slice(0, 3)).toEqual(['join-starting', 'joined', 'fetching']);
     // Committed positions stay within what kafkajs has read: kafkajs fetches
     // from a committed offset it has not passed yet, and past the log end it

@@ -9,7 +9,7 @@ import { PostgresCoverage } from '@thalweg/offset-store/postgres';
 import { RawSegmentSink, rawSegments } from '@thalweg/sink-files';
 import { postgres } from '@thalweg/sink-postgres';
 import { kafka } from '@thalweg/source-kafka';
-import { kafkaBrokers, postgresUrl } from '@thalweg/test-services';
+import { kafkaBrokers, postgresUrl, waitFor as waitUntil } from '@thalweg/test-services';
 import { Kafka, logLevel, type Admin, type Producer } from 'kafkajs';
 import { openTopology, type PipelineConfigInput } from '../../src/index.js';
 
@@ -185,19 +185,17 @@ export async function openPgCoverage(): Promise<PostgresCoverage> {
   return PostgresCoverage.open({ pool: postgresUrl(), sinks: [PG] });
 }
 
-export async function waitFor(
+/**
+ * The shared `waitFor` at the cadence of these tests: a topology spans real
+ * Kafka and PostgreSQL, so it asks every 100 ms and allows 60 s by default.
+ */
+export function waitFor(
   check: () => Promise<boolean> | boolean,
   /** What is awaited; a function is asked at the timeout, so it can say where things stood. */
   what: string | (() => string),
   timeoutMs = 60_000,
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) {
-      throw new Error(`timed out waiting for ${typeof what === 'string' ? what : what()}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  return waitUntil(check, what, { timeoutMs, everyMs: 100 });
 }
 
 /** A member as openMember opens it. */

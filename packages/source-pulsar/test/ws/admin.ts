@@ -1,4 +1,4 @@
-import { pulsar, uniqueName } from '@thalweg/test-services';
+import { pulsar, uniqueName, waitFor } from '@thalweg/test-services';
 
 /** A new topic name in public/default, `persistent://public/default/<prefix>-…`. */
 export function newTopic(prefix: string): string {
@@ -43,14 +43,14 @@ export async function dispatched(topic: string, subscription: string): Promise<n
   return stats.subscriptions[subscription]?.msgOutCounter ?? 0;
 }
 
-/** Waits until `condition` holds (polling, no fixed sleep before an expectation). */
-export async function until(
+/**
+ * Waits until `condition` holds on the broker (its admin stats) or on what a
+ * session delivered, asking every 20 ms; fails naming `what` after 20 s, within
+ * the test's own timeout. The shared `waitFor`, at the cadence these tests use.
+ */
+export function until(
   condition: () => boolean | Promise<boolean>,
-  what: string,
+  what: string | (() => string),
 ): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  return waitFor(condition, what, { timeoutMs: 20_000, everyMs: 20 });
 }

@@ -1,4 +1,5 @@
 import { createServer, type Server, type Socket } from 'node:net';
+import { Changes } from '@thalweg/test-services';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
 import type {
@@ -12,6 +13,9 @@ import { webSocketPort } from '../../src/index.js';
 // A local WebSocket server stands in for the broker, so the faults a real
 // broker will not produce on demand (a dropped connection, a frame that
 // cannot be read, a refused upgrade, silence) are injected exactly.
+// Every place that records what a test awaits (a frame the fake server got, a
+// message or close the session reported, a ping, a log line) pokes `changes`,
+// so a wait ends on the event itself.
 
 const ID = 'CBQQADAA';
 const FRAME = JSON.stringify({
@@ -29,6 +33,7 @@ interface Fake {
   close(): Promise<void>;
 }
 
+const changes = new Changes();
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   await Promise.all(cleanups.splice(0).map((c) => c()));
@@ -56,7 +61,10 @@ async function fakeBroker(
   const sockets: Fake['sockets'] = [];
   server.on('connection', (socket, request) => {
     const entry = { socket, url: request.url ?? '', frames: [] as string[] };
-    socket.on('message', (data: Buffer) => entry.frames.push(data.toString('utf8')));
+    socket.on('message', (data: Buffer) => {
+      entry.frames.push(data.toString('utf8'));
+      changes.poke();
+    });
     sockets.push(entry);
     for (const frame of options.greet ?? []) socket.send(frame);
   });
@@ -85,17 +93,17 @@ function recorder() {
     closed,
     closedOnce: once,
     events: {
-      message: (m: PulsarMessage) => messages.push(m),
+      message: (m: PulsarMessage) => {
+        messages.push(m);
+        changes.poke();
+      },
       closed: (why: SessionClosed) => {
         closed.push(why);
+        changes.poke();
         resolveClosed();
       },
     },
   };
-}
-
-async function until(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5));
 }
 
 async function consumer(fake: Fake, rec: ReturnType<typeof recorder>): Promise<ConsumerSession> {
@@ -122,10 +130,10 @@ describe('a WebSocket session against a fake broker', () => {
     );
     session.permit(3);
     fake.sockets[0]?.socket.send(FRAME);
-    await until(() => rec.messages.length === 1);
+    await changes.until(() => rec.messages.length === 1, 'the message');
     session.nack(ID);
     session.ack(ID);
-    await until(() => fake.sockets[0]?.frames.length === 3);
+    await changes.until(() => fake.sockets[0]?.frames.length === 3, 'permit, nack and ack');
     expect(fake.sockets[0]?.frames.map((f) => JSON.parse(f) as unknown)).toEqual([
       { type: 'permit', permitMessages: 3 },
       { type: 'negativeAcknowledge', messageId: ID },
@@ -139,7 +147,7 @@ describe('a WebSocket session against a fake broker', () => {
     const session = await consumer(fake, rec);
     expect(() => session.ack('CAYQADAA')).toThrow(/TWG_PULSAR_MISUSE|did not deliver/);
     fake.sockets[0]?.socket.send(FRAME);
-    await until(() => rec.messages.length === 1);
+    await changes.until(() => rec.messages.length === 1, 'the message');
     session.ack(ID);
     expect(() => session.ack(ID)).toThrow(/already settled/);
     expect(() => session.permit(0)).toThrow(/at least 1/);
@@ -150,7 +158,7 @@ describe('a WebSocket session against a fake broker', () => {
     const rec = recorder();
     const session = await consumer(fake, rec);
     fake.sockets[0]?.socket.send(FRAME);
-    await until(() => rec.messages.length === 1);
+    await changes.until(() => rec.messages.length === 1, 'the message');
     fake.sockets[0]?.socket.terminate();
     await rec.closedOnce;
     expect(rec.closed).toEqual([{ code: 1006, detail: 'closed by the broker' }]);
@@ -205,11 +213,14 @@ describe('a WebSocket session against a fake broker', () => {
         message: () => {
           throw new Error('boom');
         },
-        closed: (why) => closed.push(why),
+        closed: (why) => {
+          closed.push(why);
+          changes.poke();
+        },
       },
     );
     fake.sockets[0]?.socket.send(FRAME);
-    await until(() => closed.length === 1);
+    await changes.until(() => closed.length === 1, 'the close');
     expect(closed[0]?.detail).toMatch(/handler threw: boom/);
   });
 
@@ -232,7 +243,7 @@ describe('a WebSocket session against a fake broker', () => {
         closed: (why) => closed.push(why),
       },
     );
-    await until(() => fake.sockets[0]?.frames.length === 2);
+    await changes.until(() => fake.sockets[0]?.frames.length === 2, 'both releases');
     expect(got).toEqual([ID, 'CBQQATAA']);
     expect(fake.sockets[0]?.frames).toEqual([`{"messageId":"${ID}"}`, '{"messageId":"CBQQATAA"}']);
     expect(closed).toEqual([]);
@@ -254,8 +265,11 @@ describe('a WebSocket session against a fake broker', () => {
       receiverQueueSize: 1,
     } as const;
     await port.read(settings, quiet.events);
-    answering.sockets[0]?.socket.on('ping', () => pings.push(Date.now()));
-    await until(() => pings.length >= 5);
+    answering.sockets[0]?.socket.on('ping', () => {
+      pings.push(Date.now());
+      changes.poke();
+    });
+    await changes.until(() => pings.length >= 5, 'five pings');
     expect(quiet.closed).toEqual([]);
 
     const mute = await fakeBroker({ autoPong: false });
@@ -277,7 +291,10 @@ describe('a WebSocket session against a fake broker', () => {
     const port = webSocketPort({
       wsUrl: fake.url,
       adminUrl: 'http://127.0.0.1:1',
-      log: (line) => lines.push(line),
+      log: (line) => {
+        lines.push(line);
+        changes.poke();
+      },
     });
     cleanups.push(() => port.close());
     await port.read(
@@ -290,7 +307,7 @@ describe('a WebSocket session against a fake broker', () => {
       },
     );
     fake.sockets[0]?.socket.terminate();
-    await until(() => lines.some((l) => l.includes('closed boom')));
+    await changes.until(() => lines.some((l) => l.includes('closed boom')), 'the log line');
     expect(lines.filter((l) => l.includes('threw: closed boom'))).toHaveLength(1);
   });
 
