@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { offsetSpan } from '@thalweg/connector-core';
-import { postgresUrl, uniqueIdentifier } from '@thalweg/test-services';
+import { postgresUrl, uniqueIdentifier, waitFor } from '@thalweg/test-services';
 import { PostgresCoverage } from '../../src/postgres/postgres-coverage.js';
 import { A, B, describeCoverageContract, receipt } from '../contract/coverage-contract.js';
 
@@ -179,18 +179,18 @@ describe('PostgreSQL durable tier', () => {
       store.recordDurable([receipt(A, 10, 20), receipt(A, 0, 5, 'orders', 1)]),
     ).rejects.toMatchObject({ code: 'TWG_COVERAGE_BACKEND' });
     // Wait until the merge is inside the stalled statement, then kill its backend.
-    let terminated = false;
-    for (let i = 0; i < 100; i++) {
-      const killed = await pool.query(
-        `select pg_terminate_backend(pid) from pg_stat_activity
-          where wait_event = 'PgSleep' and pid <> pg_backend_pid() and strpos(query, $1) > 0`,
-        [`"${schema}"`],
-      );
-      terminated = killed.rowCount !== null && killed.rowCount > 0;
-      if (terminated) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    expect(terminated).toBe(true);
+    await waitFor(
+      async () => {
+        const killed = await pool.query(
+          `select pg_terminate_backend(pid) from pg_stat_activity
+            where wait_event = 'PgSleep' and pid <> pg_backend_pid() and strpos(query, $1) > 0`,
+          [`"${schema}"`],
+        );
+        return killed.rowCount !== null && killed.rowCount > 0;
+      },
+      'the merge stalled in its statement, to terminate its backend',
+      { timeoutMs: 10_000 },
+    );
     await refused;
     expect((await store.covered(key)).ranges()).toEqual([{ start: 0, end: 10 }]);
     await pool.query(`drop trigger stall on "${schema}".twg_coverage`);
