@@ -30,7 +30,10 @@ const RECEIVER_QUEUE = 1000;
  * partition in pull mode, granted the receiver queue up front and topped
  * up once half of it was used; each message's frame is JSON-parsed, its
  * payload decoded from base64 and counted, and it is acknowledged
- * individually at once. Nothing is queued, converted or yielded, so the
+ * individually at once, the acks of one read corked into one write (as
+ * the source sends a commit's). No compression, as the source: deflate
+ * cost more CPU than the broker's sending on loopback. Nothing is queued,
+ * converted or yielded, so the
  * difference to the source is the source's own cost. Written to be
  * copied by the end-to-end bench.
  */
@@ -51,14 +54,27 @@ export async function measureBareConsumer(options: BareConsumerOptions): Promise
       const topic = `${options.topic}-partition-${String(p)}`;
       const socket = new WebSocket(
         `${options.wsUrl}/ws/v2/consumer/${topicPath(topic)}/${options.subscription}?${query}`,
+        { perMessageDeflate: false },
       );
       sockets.push(socket);
       let used = 0;
+      let corked = false;
       socket.once('open', () => {
         socket.send(JSON.stringify({ type: 'permit', permitMessages: RECEIVER_QUEUE }));
       });
       socket.on('message', (data: Buffer) => {
         if (firstAt === 0) firstAt = performance.now();
+        // ws keeps its connection in `_socket` (read the same way as src/ws-session.ts).
+        const wire = (socket as unknown as { _socket: { cork(): void; uncork(): void } })._socket;
+        if (!corked) {
+          // The acks of the frames one read delivered leave in one write, as the source's do.
+          corked = true;
+          wire.cork();
+          process.nextTick(() => {
+            corked = false;
+            wire.uncork();
+          });
+        }
         const frame = JSON.parse(data.toString('utf8')) as { messageId: string; payload: string };
         bytes += Buffer.from(frame.payload, 'base64').byteLength;
         socket.send(`{"messageId":"${frame.messageId}"}`);

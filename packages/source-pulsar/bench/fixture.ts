@@ -51,7 +51,9 @@ async function producePartition(
     batchingMaxPublishDelay: '5',
     maxPendingMessages: String(WINDOW),
   });
-  const socket = new WebSocket(`${wsUrl}/ws/v2/producer/${topicPath(topic)}?${query.toString()}`);
+  const socket = new WebSocket(`${wsUrl}/ws/v2/producer/${topicPath(topic)}?${query.toString()}`, {
+    perMessageDeflate: false,
+  });
   await new Promise<void>((resolve, reject) => {
     socket.once('open', resolve);
     socket.once('error', reject);

@@ -60,6 +60,15 @@ describe('parseFrame', () => {
     });
   });
 
+  it('reads payloads of every padding, and properties without integer-like names in order', () => {
+    for (const bytes of [[1], [1, 2], [1, 2, 3], [1, 2, 3, 4]]) {
+      const payload = Buffer.from(bytes).toString('base64');
+      expect([...message({ ...FRAME, payload }).payload]).toEqual(bytes);
+    }
+    const properties = { z: '1', a: '2', '01': '3', '-1': '4', '4294967295': '5' };
+    expect(message({ ...FRAME, properties }).properties).toEqual(Object.entries(properties));
+  });
+
   it('reads no key as null and an empty key as the empty string', () => {
     const noKey = { ...FRAME, key: undefined };
     expect(message(noKey).key).toBeNull();
@@ -97,7 +106,23 @@ describe('parseFrame', () => {
       JSON.stringify({ ...FRAME, payload: 'a*b=' }),
       /payload of CBQQADAA/,
     ],
+    [
+      'a payload with padding inside',
+      JSON.stringify({ ...FRAME, payload: 'AA=A' }),
+      /payload of CBQQADAA/,
+    ],
+    [
+      'a payload in the URL alphabet',
+      JSON.stringify({ ...FRAME, payload: 'AA-_' }),
+      /payload of CBQQADAA/,
+    ],
+    ['a payload of a ragged length', JSON.stringify({ ...FRAME, payload: 'AAA' }), /payload/],
     ['a numeric key', JSON.stringify({ ...FRAME, key: 1 }), /key of CBQQADAA/],
+    [
+      'a numeric property among integer-like names',
+      JSON.stringify({ ...FRAME, properties: { '1': 'a', n: 2 } }),
+      /property "n"/,
+    ],
     ['properties as a list', JSON.stringify({ ...FRAME, properties: ['a'] }), /properties/],
     ['a numeric property', JSON.stringify({ ...FRAME, properties: { n: 1 } }), /property "n"/],
     ['no publishTime', JSON.stringify({ ...FRAME, publishTime: undefined }), /publishTime/],
