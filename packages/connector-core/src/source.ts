@@ -115,8 +115,23 @@ export interface StoreManagedSource extends SourceBase {
   /** The partitions this source reads, known before `batches` is called. */
   partitions(): readonly SourcePartition[];
   cursorAt(partition: SourcePartition, next: number): SourceCursor;
-  /** Resumes `partition` from a stored cursor; called before `batches`. */
+  /**
+   * Resumes `partition` from a stored cursor: called before `batches`, or
+   * for a partition found later, from the `onPartitionsFound` handler
+   * before that partition is read.
+   */
   seek(partition: SourcePartition, cursor: SourceCursor): void;
+  /**
+   * Registers how partitions found after the source opened (a topic that
+   * grew) are positioned; one handler, a later call replaces it. The source
+   * reads nothing of them before the handler's promise resolves: the
+   * handler loads their stored cursors and seeks them (a partition found
+   * while running may still have one: another process may have read it).
+   * A rejection fails the source, so no partition is read from a position
+   * nobody checked. Without a handler, a found partition is read from the
+   * source's configured start. A source whose partitions are fixed omits it.
+   */
+  onPartitionsFound?(position: (partitions: readonly SourcePartition[]) => Promise<void>): void;
 }
 
 /**

@@ -9,6 +9,8 @@ import {
   type Source,
   type SourceBatch,
   type SourcePartition,
+  type SourceThrottle,
+  type StoreManagedSource,
 } from '@thalweg/connector-core';
 import type { CoverageStore } from '@thalweg/offset-store';
 import { handleAssignment } from './assignment-handler.js';
@@ -188,7 +190,8 @@ async function openParts(
     });
     const holes = new RawHoleGuard(raw.descriptor, raw, coverage);
     if (config.recovery.role !== 'recovery') {
-      await positionSource(source, sourceName, coverage, gating, holes, reach, debug);
+      const at = { sourceName, coverage, gating, holes, reach, debug };
+      await positionSource(source, at, governor.throttle, log);
     }
     source.onAssignment?.((event) => {
       handleAssignment(event, gating, holes, governor.throttle, source, log, reach);
@@ -249,32 +252,53 @@ async function seedCovered(
  * A store-managed source resumes from its stored cursors; the tracker starts
  * there too. Its positions are known now, so a hole in raw below one of them
  * refuses the open (a broker-managed source's are known at its first batch).
+ * Partitions the source finds later are positioned the same way before it
+ * reads them, and told the throttle's current wish.
  */
 async function positionSource(
   source: Source,
-  sourceName: string,
-  coverage: CoverageStore,
-  gating: GatingState,
-  holes: RawHoleGuard,
-  reach: LiveReach,
-  debug: (line: string) => void,
+  at: PartitionPositioning,
+  throttle: SourceThrottle,
+  log: (line: string) => void,
 ): Promise<void> {
   if (source.regime !== 'store-managed') return;
-  for (const p of source.partitions()) {
-    const cursor = await coverage.loadCursor({
-      source: sourceName,
-      topic: p.topic,
-      partition: p.partition,
-    });
-    await holes.check(p, cursor?.nextOffset ?? 0);
-    // Read again from here, if the origin can send it again: recovery
-    // leaves what is past it to the live lanes (ADR 0030).
-    const again = source.origin.kind === 'replayable' || source.origin.resumable;
-    if (again) reach.resumeAt(p, cursor?.nextOffset ?? 0);
-    if (cursor === null) continue;
-    source.seek(p, cursor);
-    gating.tracker.resumeAt(p, cursor.nextOffset);
-    gating.committer.resumeAt(p, cursor.nextOffset);
-    debug(`${p.topic}/${p.partition} resumes at ${cursor.nextOffset} (${cursor.kind} cursor)`);
-  }
+  for (const p of source.partitions()) await positionPartition(source, p, at);
+  source.onPartitionsFound?.(async (partitions) => {
+    for (const p of partitions) await positionPartition(source, p, at);
+    if (throttle.paused) source.pause(partitions);
+    else source.resume(partitions);
+    log(`found ${partitions.map((p) => `${p.topic}/${p.partition}`).join(', ')}`);
+  });
+}
+
+/** What positioning a store-managed partition reads and moves. */
+interface PartitionPositioning {
+  readonly sourceName: string;
+  readonly coverage: CoverageStore;
+  readonly gating: GatingState;
+  readonly holes: RawHoleGuard;
+  readonly reach: LiveReach;
+  readonly debug: (line: string) => void;
+}
+
+async function positionPartition(
+  source: StoreManagedSource,
+  p: SourcePartition,
+  { sourceName, coverage, gating, holes, reach, debug }: PartitionPositioning,
+): Promise<void> {
+  const cursor = await coverage.loadCursor({
+    source: sourceName,
+    topic: p.topic,
+    partition: p.partition,
+  });
+  await holes.check(p, cursor?.nextOffset ?? 0);
+  // Read again from here, if the origin can send it again: recovery
+  // leaves what is past it to the live lanes (ADR 0030).
+  const again = source.origin.kind === 'replayable' || source.origin.resumable;
+  if (again) reach.resumeAt(p, cursor?.nextOffset ?? 0);
+  if (cursor === null) return;
+  source.seek(p, cursor);
+  gating.tracker.resumeAt(p, cursor.nextOffset);
+  gating.committer.resumeAt(p, cursor.nextOffset);
+  debug(`${p.topic}/${p.partition} resumes at ${cursor.nextOffset} (${cursor.kind} cursor)`);
 }

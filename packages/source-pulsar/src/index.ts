@@ -20,4 +20,5 @@ export type {
   PulsarSubscriptionStats,
 } from './subscription-lane.js';
 export * from './pulsar-reader-source.js';
+export type { PulsarReaderStats } from './reader-lane.js';
 export * from './pulsar-part.js';

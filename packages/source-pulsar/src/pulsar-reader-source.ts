@@ -4,7 +4,6 @@ import {
   partitionKey,
   sourcePartition,
   ThalwegError,
-  type Cancel,
   type SourceBatch,
   type SourceCursor,
   type SourceOrigin,
@@ -23,50 +22,16 @@ import {
 } from './options.js';
 import { PartitionDiscovery, type FoundPartition } from './partition-discovery.js';
 import { sessionTopic } from './partition-topic.js';
-import type { PulsarMessage, ReadSettings, ReaderSession, SessionClosed } from './pulsar-port.js';
-import type { PulsarPartitionStats } from './subscription-lane.js';
+import type { PulsarMessage, ReaderSession, SessionClosed } from './pulsar-port.js';
+import { closeLanes, SessionOpener } from './session-opener.js';
 import { toHeldMessage, type HeldMessage } from './to-record.js';
-
-/** Plain data, for tests and telemetry. */
-export interface PulsarReaderStats {
-  readonly messages: number;
-  readonly batches: number;
-  /** Flow tokens handed back to the readers. */
-  readonly released: number;
-  readonly reconnects: number;
-  readonly sessionsOpen: number;
-  readonly partitions: readonly PulsarPartitionStats[];
-}
-
-/** The last message of a yielded batch: where a cursor can point. */
-interface Mark {
-  readonly offset: number;
-  readonly messageId: string;
-}
-
-/** Marks kept per partition before the oldest are dropped (a cursor then lags, never leads). */
-const MAX_MARKS = 65_536;
-
-interface Lane {
-  readonly partition: SourcePartition;
-  readonly topic: string;
-  session: ReaderSession | null;
-  generation: number;
-  /** Where the next session starts: the sought cursor, then the last message yielded. */
-  start: ReadSettings['start'];
-  /** Messages below this are not taken: one past the last received (or the sought cursor). */
-  floor: number;
-  /** One past the last message yielded (or the sought cursor): the floor of a new session. */
-  resumeFloor: number;
-  /** Yielded while paused: their tokens go back on resume. */
-  owed: string[];
-  marks: Mark[];
-  /** The newest mark a cursor was taken at, or the sought cursor. */
-  base: Mark | null;
-  attempts: number;
-  cancelReopen: Cancel | undefined;
-  lastOffset: number | null;
-}
+import {
+  advanceBase,
+  mark,
+  newReaderLane,
+  type Lane,
+  type PulsarReaderStats,
+} from './reader-lane.js';
 
 const REPLAYABLE: SourceOrigin = Object.freeze({ kind: 'replayable' });
 
@@ -78,9 +43,10 @@ const REPLAYABLE: SourceOrigin = Object.freeze({ kind: 'replayable' });
  * yielded, and not while its partition is paused. A closed session is
  * opened again after a backoff, after the last message yielded.
  *
- * The partitions are listed once, when the source opens: the pipeline
- * positions store-managed partitions only at its start, so partitions
- * added later are not read (README).
+ * The partitions are listed when the source opens, and again every
+ * `partitionPollMs` once it reads: a partition found then is handed to the
+ * `onPartitionsFound` handler (the pipeline loads and seeks its stored
+ * cursor) and read only once the handler is done.
  */
 export class PulsarReaderSource implements StoreManagedSource {
   readonly regime = 'store-managed' as const;
@@ -88,6 +54,9 @@ export class PulsarReaderSource implements StoreManagedSource {
   readonly cluster: string;
   private readonly lanes = new Map<string, Lane>();
   private readonly feed: MessageFeed;
+  private readonly discovery: PartitionDiscovery;
+  private readonly opener: SessionOpener<Lane, ReaderSession>;
+  private position: ((partitions: readonly SourcePartition[]) => Promise<void>) | undefined;
   private started = false;
   private closing: Promise<void> | null = null;
   private readonly counters = { messages: 0, batches: 0, released: 0, reconnects: 0 };
@@ -106,17 +75,48 @@ export class PulsarReaderSource implements StoreManagedSource {
         if (!paused) this.releaseOwed(partition);
       },
     });
+    this.discovery = new PartitionDiscovery(settings.port, settings.topics, (f) => {
+      this.found(f);
+    });
+    this.opener = new SessionOpener<Lane, ReaderSession>({
+      scheduler: settings.scheduler,
+      reconnect: settings.reconnect,
+      log: settings.log,
+      verb: 'reading',
+      closing: () => this.closing !== null,
+      fail: (error) => {
+        this.feed.fail(error);
+      },
+      connect: (lane, events) =>
+        settings.port.read(
+          {
+            topic: lane.topic,
+            start: lane.start,
+            receiverQueueSize: sessionShare(settings, this.lanes.size),
+          },
+          events,
+        ),
+      message: (lane, m) => {
+        this.received(lane, m);
+      },
+      closed: (lane, why) => {
+        this.sessionClosed(lane, why);
+      },
+      opened: (lane, session) => {
+        lane.session = session;
+      },
+    });
   }
 
   /** Opens the source: validates the options and lists the topics' partitions. */
   static async open(options: PulsarReaderOptions): Promise<PulsarReaderSource> {
     const source = new PulsarReaderSource(parseReaderOptions(options));
-    const found: FoundPartition[] = [];
-    await new PartitionDiscovery(source.settings.port, source.settings.topics, (f) => {
-      found.push(f);
-    }).start();
-    for (const f of found) source.add(f);
+    await source.discovery.start();
     return source;
+  }
+
+  onPartitionsFound(position: (partitions: readonly SourcePartition[]) => Promise<void>): void {
+    this.position = position;
   }
 
   partitions(): readonly SourcePartition[] {
@@ -125,10 +125,12 @@ export class PulsarReaderSource implements StoreManagedSource {
 
   seek(partition: SourcePartition, cursor: SourceCursor): void {
     const lane = this.lane(partition, 'seek');
-    if (this.started) {
-      throw new PulsarSourceError('TWG_PULSAR_MISUSE', 'seek() after batches() was called', {
-        partition,
-      });
+    if (lane.generation > 0) {
+      throw new PulsarSourceError(
+        'TWG_PULSAR_MISUSE',
+        `seek() of ${where(partition)} after it began to be read`,
+        { partition },
+      );
     }
     if (cursor.kind !== 'message-id') {
       throw new PulsarSourceError(
@@ -162,13 +164,7 @@ export class PulsarReaderSource implements StoreManagedSource {
   cursorAt(partition: SourcePartition, next: number): SourceCursor {
     const lane = this.lane(partition, 'cursorAt');
     checkOffset(next, 'next');
-    let i = -1;
-    while (i + 1 < lane.marks.length && (lane.marks[i + 1]?.offset ?? next) < next) i += 1;
-    if (i >= 0) {
-      lane.base = lane.marks[i] ?? null;
-      lane.marks.splice(0, i + 1);
-    }
-    const base = lane.base;
+    const base = advanceBase(lane, next);
     if (base === null || base.offset >= next) {
       throw new PulsarSourceError(
         'TWG_PULSAR_MISUSE',
@@ -182,7 +178,12 @@ export class PulsarReaderSource implements StoreManagedSource {
   batches(signal: AbortSignal): AsyncIterable<SourceBatch> {
     if (!this.started && this.closing === null) {
       this.started = true;
-      for (const lane of this.lanes.values()) void this.openSession(lane);
+      for (const lane of this.lanes.values()) void this.opener.open(lane);
+      this.discovery.poll(this.settings.scheduler, this.settings.partitionPollMs, (error) => {
+        this.settings.log(
+          `thalweg source-pulsar: listing partitions failed: ${describeError(error)}`,
+        );
+      });
     }
     return this.feed.batches(signal);
   }
@@ -219,15 +220,8 @@ export class PulsarReaderSource implements StoreManagedSource {
 
   private async shutdown(): Promise<void> {
     this.feed.close();
-    const sessions: ReaderSession[] = [];
-    for (const lane of this.lanes.values()) {
-      lane.cancelReopen?.();
-      lane.generation += 1;
-      if (lane.session !== null) sessions.push(lane.session);
-      lane.session = null;
-    }
-    await Promise.allSettled(sessions.map((s) => s.close()));
-    await this.settings.port.close();
+    this.discovery.stop();
+    await closeLanes(this.lanes.values(), this.settings.port);
   }
 
   private lane(partition: SourcePartition, what: string): Lane {
@@ -243,69 +237,58 @@ export class PulsarReaderSource implements StoreManagedSource {
     return lane;
   }
 
-  private add({ partition, partitioned }: FoundPartition): void {
-    this.lanes.set(partitionKey(partition), {
+  /**
+   * A partition listed: at open, a lane the pipeline positions before
+   * reading; while reading, one positioned by the `onPartitionsFound`
+   * handler first, then read. A handler that fails stops the source.
+   */
+  private found({ partition, partitioned }: FoundPartition): void {
+    const key = partitionKey(partition);
+    if (this.closing !== null || this.lanes.has(key)) return;
+    const lane = newReaderLane(
       partition,
-      topic: sessionTopic(partition, partitioned),
-      session: null,
-      generation: 0,
-      start: { kind: this.settings.startAt },
-      floor: 0,
-      resumeFloor: 0,
-      owed: [],
-      marks: [],
-      base: null,
-      attempts: 0,
-      cancelReopen: undefined,
-      lastOffset: null,
-    });
+      sessionTopic(partition, partitioned),
+      this.settings.startAt,
+    );
+    this.lanes.set(key, lane);
+    if (!this.started) return;
+    this.settings.log(`thalweg source-pulsar: found ${where(partition)}; reading it`);
+    this.positionFound(lane);
   }
 
-  private async openSession(lane: Lane): Promise<void> {
-    lane.cancelReopen = undefined;
-    const generation = ++lane.generation;
-    const current = () => lane.generation === generation && this.closing === null;
-    let session: ReaderSession;
-    try {
-      session = await this.settings.port.read(
-        {
-          topic: lane.topic,
-          start: lane.start,
-          receiverQueueSize: sessionShare(this.settings, this.lanes.size),
-        },
-        {
-          message: (m) => {
-            if (current()) this.received(lane, m);
-          },
-          closed: (why) => {
-            if (current()) this.sessionClosed(lane, why);
-          },
-        },
-      );
-    } catch (error) {
-      if (!current()) return;
-      if (error instanceof ThalwegError && error.errorClass === 'fatal-config') {
-        this.feed.fail(error);
-        return;
-      }
-      this.settings.log(
-        `thalweg source-pulsar: reading ${lane.topic} failed: ${describeError(error)}; trying again`,
-      );
-      this.scheduleReopen(lane);
+  /**
+   * Has the handler position a partition found while reading, then reads
+   * it. A configuration error (a hole in raw below its cursor, a bad
+   * cursor) stops the source with that error; any other failure (the
+   * offset store unreachable) is logged and tried again after a backoff.
+   */
+  private positionFound(lane: Lane): void {
+    const position = this.position;
+    if (position === undefined) {
+      void this.opener.open(lane);
       return;
     }
-    if (!current()) {
-      await session.close().catch(() => undefined);
-      return;
-    }
-    lane.session = session;
-    lane.attempts = 0;
-  }
-
-  private scheduleReopen(lane: Lane): void {
-    lane.attempts += 1;
-    const delay = backoffDelay(this.settings.reconnect, lane.attempts);
-    lane.cancelReopen = this.settings.scheduler.after(delay, () => this.openSession(lane));
+    position([lane.partition]).then(
+      () => {
+        lane.attempts = 0;
+        if (this.closing === null) void this.opener.open(lane);
+      },
+      (cause: unknown) => {
+        if (this.closing !== null) return;
+        if (cause instanceof ThalwegError && cause.errorClass !== 'transient') {
+          this.feed.fail(cause);
+          return;
+        }
+        this.settings.log(
+          `thalweg source-pulsar: positioning ${where(lane.partition)} failed: ${describeError(cause)}; trying again`,
+        );
+        lane.attempts += 1;
+        const delay = backoffDelay(this.settings.reconnect, lane.attempts);
+        lane.cancelReopen = this.settings.scheduler.after(delay, () => {
+          this.positionFound(lane);
+        });
+      },
+    );
   }
 
   private sessionClosed(lane: Lane, why: SessionClosed): void {
@@ -320,7 +303,7 @@ export class PulsarReaderSource implements StoreManagedSource {
       `thalweg source-pulsar: reader on ${lane.topic} closed (${String(why.code)} ${why.detail}); ` +
         'reading again after the last message yielded',
     );
-    this.scheduleReopen(lane);
+    this.opener.reopenLater(lane);
   }
 
   private received(lane: Lane, m: PulsarMessage): void {
@@ -348,8 +331,7 @@ export class PulsarReaderSource implements StoreManagedSource {
     const last = messages[messages.length - 1];
     if (lane === undefined || last === undefined) return;
     this.counters.batches += 1;
-    lane.marks.push({ offset: last.offset, messageId: last.messageId });
-    if (lane.marks.length > MAX_MARKS) lane.base = lane.marks.shift() ?? lane.base;
+    mark(lane, { offset: last.offset, messageId: last.messageId });
     lane.start = { kind: 'after', messageId: last.messageId };
     lane.resumeFloor = last.offset + 1;
     if (this.feed.isPaused(partition)) {

@@ -1,9 +1,7 @@
 import {
-  backoffDelay,
   checkOffset,
   partitionKey,
   sourcePartition,
-  ThalwegError,
   type AssignmentEvent,
   type BrokerManagedSource,
   type SourceBatch,
@@ -22,6 +20,7 @@ import {
 import { PartitionDiscovery, type FoundPartition } from './partition-discovery.js';
 import { sessionTopic } from './partition-topic.js';
 import type { ConsumerSession, PulsarMessage, SessionClosed } from './pulsar-port.js';
+import { closeLanes, SessionOpener } from './session-opener.js';
 import {
   acksBelow,
   newLane,
@@ -57,6 +56,7 @@ export class PulsarSubscriptionSource implements BrokerManagedSource {
   private readonly lanes = new Map<string, Lane>();
   private readonly feed: MessageFeed;
   private readonly discovery: PartitionDiscovery;
+  private readonly opener: SessionOpener<Lane, ConsumerSession>;
   private listener: ((event: AssignmentEvent) => void) | undefined;
   private started: Promise<void> | null = null;
   private closing: Promise<void> | null = null;
@@ -95,6 +95,35 @@ export class PulsarSubscriptionSource implements BrokerManagedSource {
     });
     this.discovery = new PartitionDiscovery(settings.port, settings.topics, (found) => {
       this.found(found);
+    });
+    this.opener = new SessionOpener<Lane, ConsumerSession>({
+      scheduler: settings.scheduler,
+      reconnect: settings.reconnect,
+      log: settings.log,
+      verb: 'subscribing',
+      closing: () => this.closing !== null,
+      fail: (error) => {
+        this.feed.fail(error);
+      },
+      connect: (lane, events) =>
+        settings.port.subscribe(
+          {
+            topic: lane.topic,
+            subscription: settings.subscription,
+            type: settings.type,
+            initialPosition: settings.initialPosition,
+          },
+          events,
+        ),
+      message: (lane, m) => {
+        this.received(lane, m);
+      },
+      closed: (lane, why) => {
+        this.sessionClosed(lane, why);
+      },
+      opened: (lane, session) => {
+        this.sessionOpened(lane, session);
+      },
     });
   }
 
@@ -193,15 +222,7 @@ export class PulsarSubscriptionSource implements BrokerManagedSource {
     this.feed.close();
     this.discovery.stop();
     await this.started;
-    const sessions: ConsumerSession[] = [];
-    for (const lane of this.lanes.values()) {
-      lane.cancelReopen?.();
-      lane.generation += 1;
-      if (lane.session !== null) sessions.push(lane.session);
-      lane.session = null;
-    }
-    await Promise.allSettled(sessions.map((s) => s.close()));
-    await this.settings.port.close();
+    await closeLanes(this.lanes.values(), this.settings.port);
   }
 
   private found({ partition, partitioned }: FoundPartition): void {
@@ -210,59 +231,15 @@ export class PulsarSubscriptionSource implements BrokerManagedSource {
     if (this.lanes.has(key)) return;
     const lane = newLane(partition, sessionTopic(partition, partitioned));
     this.lanes.set(key, lane);
-    void this.openSession(lane);
+    void this.opener.open(lane);
   }
 
-  private async openSession(lane: Lane): Promise<void> {
-    lane.cancelReopen = undefined;
-    const generation = ++lane.generation;
-    const current = () => lane.generation === generation && this.closing === null;
-    let session: ConsumerSession;
-    try {
-      session = await this.settings.port.subscribe(
-        {
-          topic: lane.topic,
-          subscription: this.settings.subscription,
-          type: this.settings.type,
-          initialPosition: this.settings.initialPosition,
-        },
-        {
-          message: (m) => {
-            if (current()) this.received(lane, m);
-          },
-          closed: (why) => {
-            if (current()) this.sessionClosed(lane, why);
-          },
-        },
-      );
-    } catch (error) {
-      if (!current()) return;
-      if (error instanceof ThalwegError && error.errorClass === 'fatal-config') {
-        this.feed.fail(error);
-        return;
-      }
-      this.settings.log(
-        `thalweg source-pulsar: subscribing ${lane.topic} failed: ${describeError(error)}; trying again`,
-      );
-      this.scheduleReopen(lane);
-      return;
-    }
-    if (!current()) {
-      await session.close().catch(() => undefined);
-      return;
-    }
+  private sessionOpened(lane: Lane, session: ConsumerSession): void {
     lane.session = session;
-    lane.attempts = 0;
     lane.granted = 0;
     lane.owned = true;
     this.emit({ kind: 'assigned', partitions: [lane.partition] });
     this.topUp(lane.partition);
-  }
-
-  private scheduleReopen(lane: Lane): void {
-    lane.attempts += 1;
-    const delay = backoffDelay(this.settings.reconnect, lane.attempts);
-    lane.cancelReopen = this.settings.scheduler.after(delay, () => this.openSession(lane));
   }
 
   private sessionClosed(lane: Lane, why: SessionClosed): void {
@@ -282,7 +259,7 @@ export class PulsarSubscriptionSource implements BrokerManagedSource {
       lane.owned = false;
       this.emit({ kind: 'revoked', partitions: [lane.partition] });
     }
-    this.scheduleReopen(lane);
+    this.opener.reopenLater(lane);
   }
 
   /** A message from the session (`fresh`), or a held one taken again after an epoch reset. */

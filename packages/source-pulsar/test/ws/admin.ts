@@ -54,3 +54,8 @@ export function until(
 ): Promise<void> {
   return waitFor(condition, what, { timeoutMs: 20_000, everyMs: 20 });
 }
+
+/** Adds partitions to a partitioned topic (the admin API's update): `partitions` is the new count. */
+export async function growTopic(topic: string, partitions: number): Promise<void> {
+  await call('POST', `${adminPath(topic)}/partitions`, partitions);
+}
