@@ -66,23 +66,41 @@ export function assertSecondary(
 }
 
 /**
+ * What a user types to run a source whose producer can neither rewind nor
+ * resume: the records it loses when the process dies, in words.
+ */
+export const ACCEPT_LOSS_WINDOW = 'records-received-not-yet-durable-in-raw';
+export type LossWindowAcceptance = typeof ACCEPT_LOSS_WINDOW;
+
+/**
  * A non-replayable origin feeding raw loses data outright if our position is
  * lost after the producer moved on, unless the producer can resume from a
- * token we kept. Refuse the topology rather than let it look sound.
+ * token we kept. Such a topology is refused rather than allowed to look
+ * sound, unless the user accepts the loss window by name
+ * (`acceptLossWindow: 'records-received-not-yet-durable-in-raw'`): every
+ * record received and not yet durable in raw when the process dies is gone.
  */
-export function assertSourceCanFeedRaw(source: SourceDescriptor, path = 'source'): void {
-  if (source.origin.kind !== 'replayable' && !source.origin.resumable) {
+export function assertSourceCanFeedRaw(
+  source: SourceDescriptor,
+  path = 'source',
+  options: { readonly acceptLossWindow?: LossWindowAcceptance | undefined } = {},
+): void {
+  const unresumable = source.origin.kind !== 'replayable' && !source.origin.resumable;
+  if (unresumable && options.acceptLossWindow !== ACCEPT_LOSS_WINDOW) {
     throw new ConfigError(
       `${path}.origin`,
       'a non-replayable source whose producer cannot resume cannot feed the primary-raw role: ' +
-        'a lost position after the producer moved on is lost data',
+        'a lost position after the producer moved on is lost data. To run it anyway, accept its ' +
+        `loss window by name: config.acceptLossWindow: '${ACCEPT_LOSS_WINDOW}' (every record ` +
+        'received and not yet durable in raw when the process dies is lost; the pipeline reports ' +
+        'that count as source.lossWindowRecords)',
       'TWG_ROLE_REFUSED',
     );
   }
   if (source.origin.kind !== 'replayable' && source.regime !== 'store-managed') {
     throw new ConfigError(
       `${path}.regime`,
-      'a resumable non-replayable source must be store-managed: its resumption token lives in the offset store',
+      'a non-replayable source must be store-managed: its position (a resumption token, or where its stream stood) lives in the offset store',
       'TWG_ROLE_REFUSED',
     );
   }

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { assertPrimaryRaw, assertSecondary, assertSourceCanFeedRaw } from '../src/roles.js';
+import {
+  ACCEPT_LOSS_WINDOW,
+  assertPrimaryRaw,
+  assertSecondary,
+  assertSourceCanFeedRaw,
+} from '../src/roles.js';
 import { ConfigError } from '../src/errors.js';
 import { sinkId } from '../src/sink-id.js';
 import type { SinkDescriptor } from '../src/sink.js';
@@ -65,6 +70,19 @@ describe('role validation', () => {
         origin: { kind: 'non-replayable', resumable: true },
       }),
     ).not.toThrow();
+    const unresumable = {
+      regime: 'store-managed',
+      origin: { kind: 'non-replayable', resumable: false },
+    } as const;
+    expect(() =>
+      assertSourceCanFeedRaw(unresumable, 'source', { acceptLossWindow: ACCEPT_LOSS_WINDOW }),
+    ).not.toThrow();
+    expect(() =>
+      assertSourceCanFeedRaw(unresumable, 'source', {
+        // @ts-expect-error: only the exact words accept the loss window
+        acceptLossWindow: 'yes',
+      }),
+    ).toThrow(/acceptLossWindow: 'records-received-not-yet-durable-in-raw'/);
     expect(() =>
       assertSourceCanFeedRaw({ regime: 'broker-managed', origin: { kind: 'replayable' } }),
     ).not.toThrow();

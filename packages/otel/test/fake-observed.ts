@@ -74,7 +74,13 @@ export class FakeObserved implements Observed {
     return {
       state: 'running',
       elapsedMs: 1000,
-      source: { batches: 10, records: this.sourceRecords, bytes: this.sourceRecords * 100 },
+      source: {
+        batches: 10,
+        records: this.sourceRecords,
+        bytes: this.sourceRecords * 100,
+        // As for a source that can neither rewind nor resume: the gauge has a sample.
+        lossWindowRecords: 3,
+      },
       raw: {
         sink: 'raw',
         submittedBatches: 10,

@@ -1,6 +1,8 @@
 import {
+  ACCEPT_LOSS_WINDOW,
   flowControlConfigSchema,
   parseConfig,
+  type LossWindowAcceptance,
   type FlowControlConfigInput,
   type LaneSettings,
 } from '@thalweg/connector-core';
@@ -85,6 +87,16 @@ export interface PipelineConfigInput {
   recovery?: RecoveryConfigInput | undefined;
   /** How the pipeline stops. */
   shutdown?: ShutdownConfigInput | undefined;
+  /**
+   * Runs a non-replayable source whose producer cannot resume (an IPC or
+   * Flight stream without a resume handshake), which is refused otherwise.
+   * The value states what is accepted: every record received and not yet
+   * durable in raw when the process dies is lost, since nothing upstream
+   * keeps it. `stats().source.lossWindowRecords` (and the
+   * `thalweg_source_loss_window_records` gauge) count that window as it stands.
+   * @defaultValue undefined (such a source is refused)
+   */
+  acceptLossWindow?: LossWindowAcceptance | undefined;
 }
 
 /** How the source position is committed. */
@@ -132,6 +144,7 @@ export const pipelineConfigSchema = z.strictObject({
       secondaryDrainMs: z.number().int().min(0).default(10_000),
     })
     .prefault({}),
+  acceptLossWindow: z.literal(ACCEPT_LOSS_WINDOW).optional(),
 });
 
 export type PipelineConfig = z.output<typeof pipelineConfigSchema>;

@@ -16,6 +16,13 @@ export interface PipelineStats {
     readonly batches: number;
     readonly records: number;
     readonly bytes: number;
+    /**
+     * For a source that can neither rewind nor resume (run with
+     * `acceptLossWindow`): the records read and not yet durable in raw, which
+     * a crash now would lose. Null for every other source: what it loses is
+     * read again.
+     */
+    readonly lossWindowRecords: number | null;
   };
   readonly raw: {
     readonly sink: string;

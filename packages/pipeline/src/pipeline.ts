@@ -1,4 +1,4 @@
-import type { Cancel, HealthReport, SourcePartition } from '@thalweg/connector-core';
+import type { Cancel, HealthReport, Source, SourcePartition } from '@thalweg/connector-core';
 import { PipelineError } from './errors.js';
 import { flowTick } from './flow-tick.js';
 import { readSource } from './ingest-loop.js';
@@ -98,7 +98,14 @@ export class Pipeline {
     return {
       state: this.state,
       elapsedMs: this.parts.clock.now() - this.startedAt,
-      source: { batches: c.sourceBatches, records: c.sourceRecords, bytes: c.sourceBytes },
+      source: {
+        batches: c.sourceBatches,
+        records: c.sourceRecords,
+        bytes: c.sourceBytes,
+        lossWindowRecords: unresumable(this.parts.source)
+          ? c.sourceRecords - c.durableRecords
+          : null,
+      },
       raw: {
         sink: raw.descriptor.id,
         submittedBatches: c.rawBatches,
@@ -195,4 +202,9 @@ export class Pipeline {
       if (!failure.signal.aborted) failure.fail(error);
     }
   }
+}
+
+/** A source whose lost records are not read again: neither replayable nor resumable. */
+function unresumable(source: Source): boolean {
+  return source.origin.kind !== 'replayable' && !source.origin.resumable;
 }

@@ -16,7 +16,8 @@ import { secondaryConfig, type PipelineConfig } from './pipeline-config.js';
  * (ADR 0011). Each refusal names the path of the part and the reason:
  *
  * - the primary-raw sink confirms durability and can be read back by window;
- * - a non-replayable source feeds raw only if its producer can resume;
+ * - a non-replayable source feeds raw only if its producer can resume, or
+ *   the config accepts its loss window by name (`acceptLossWindow`);
  * - a secondary gives up durability only when its config says so;
  * - sink ids are unique (coverage is keyed by them), and every per-secondary
  *   setting names a secondary that exists (a typo would silently fall back
@@ -35,7 +36,7 @@ export function validateTopology(
   config: PipelineConfig,
   coverage: Pick<CoverageStore, 'knows'>,
 ): void {
-  assertSourceCanFeedRaw(source, 'source');
+  assertSourceCanFeedRaw(source, 'source', { acceptLossWindow: config.acceptLossWindow });
   // Sources can come from JavaScript the compiler never saw.
   const regime: unknown = (source as { readonly regime: unknown }).regime;
   if (regime !== 'broker-managed' && regime !== 'store-managed') {

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { Pipeline, secondary } from '../src/index.js';
 import { jsonRows, MemoryRawSink, MemorySecondary } from './doubles/memory-sinks.js';
 import { logsOf, MemoryStoreSource } from './doubles/memory-sources.js';
+import { until } from './doubles/waits.js';
 
 const coverage = () => new InMemoryCoverage({ sinks: [sinkId('raw'), sinkId('sec')] });
 
@@ -61,6 +62,55 @@ describe('topology validation', () => {
       Pipeline.open({ source: s, coverage: coverage(), primaryRaw: (c) => new MemoryRawSink(c) }),
     );
     expect(error.path).toBe('source.origin');
+    expect(error.message).toMatch(
+      /config\.acceptLossWindow: 'records-received-not-yet-durable-in-raw'/,
+    );
+  });
+
+  it('runs it once the config accepts its loss window by name, and counts that window', async () => {
+    const unresumable = () =>
+      Object.assign(source(), { origin: { kind: 'non-replayable', resumable: false } as const });
+    const wrong = await refusal(() =>
+      Pipeline.open({
+        source: unresumable(),
+        coverage: coverage(),
+        // @ts-expect-error: only the exact words accept the window (as from untyped configuration)
+        config: { acceptLossWindow: 'yes' },
+        primaryRaw: (c) => new MemoryRawSink(c),
+      }),
+    );
+    expect(wrong.path).toBe('config.acceptLossWindow');
+    const raw: MemoryRawSink[] = [];
+    const pipeline = await Pipeline.open({
+      source: unresumable(),
+      coverage: coverage(),
+      config: { acceptLossWindow: 'records-received-not-yet-durable-in-raw' },
+      primaryRaw: (c) => {
+        raw.push(new MemoryRawSink(c, [], 'raw'));
+        raw[0]!.mode = 'manual';
+        return raw[0]!;
+      },
+    });
+    const running = pipeline.run();
+    // Raw holds back its acknowledgements: all ten read, none durable, all ten at risk.
+    await until(() => pipeline.stats().source.records === 10);
+    expect(pipeline.stats().source.lossWindowRecords).toBe(10);
+    await raw[0]!.ack(1);
+    await until(() => pipeline.stats().source.lossWindowRecords === 5);
+    await raw[0]!.ack();
+    const stats = await running;
+    expect(stats.source.lossWindowRecords).toBe(0);
+  });
+
+  it('reports no loss window for a source that reads again what it lost', async () => {
+    const stats = await (
+      await Pipeline.open({
+        source: source(),
+        coverage: coverage(),
+        primaryRaw: (c) => new MemoryRawSink(c),
+      })
+    ).run();
+    expect(stats.source.lossWindowRecords).toBeNull();
   });
 
   it('refuses a non-durable secondary unless its config opts out explicitly', async () => {

@@ -94,6 +94,9 @@ export function collectMetrics(observed: Observed): MetricFamily[] {
 
   add(METRICS.sourceRecords, {}, s.source.records);
   add(METRICS.sourceBytes, {}, s.source.bytes);
+  if (s.source.lossWindowRecords !== null) {
+    add(METRICS.sourceLossWindow, {}, s.source.lossWindowRecords);
+  }
   for (const lag of observed.sourceLag()) {
     const { topic, partition } = lag.partition;
     add(METRICS.sourceLag, { topic, partition: String(partition) }, lag.lag);

@@ -280,6 +280,13 @@ export const METRICS = {
     ['topic', 'partition'] as const,
     "The partition's log end minus the committed position.",
   ),
+  sourceLossWindow: def(
+    'thalweg_source_loss_window_records',
+    'gauge',
+    '{record}',
+    [] as const,
+    'For a source that can neither rewind nor resume: records read and not yet durable in raw, lost if the process died now. Absent for every other source.',
+  ),
   commits: def(
     'thalweg_position_commits_total',
     'counter',
