@@ -1,14 +1,5 @@
+import { ReadMeter, type ConsumeMeasure } from '@thalweg/test-services';
 import { Kafka, logLevel } from 'kafkajs';
-
-export interface ConsumeMeasure {
-  readonly records: number;
-  readonly bytes: number;
-  /** From `run()` to the last record: includes joining the group. */
-  readonly totalMs: number;
-  /** From the first batch to the last record: the steady read rate. */
-  readonly steadyMs: number;
-  readonly recordsPerSec: number;
-}
 
 export interface BareConsumerOptions {
   readonly brokers: readonly string[];
@@ -45,30 +36,20 @@ export async function measureBareConsumer(options: BareConsumerOptions): Promise
   });
   await consumer.connect();
   await consumer.subscribe({ topics: [options.topic], fromBeginning: true });
-  let records = 0;
-  let bytes = 0;
-  let firstAt = 0;
-  const started = performance.now();
+  const meter = new ReadMeter();
   const finished = new Promise<number>((resolve) => {
     void consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: true,
       eachBatch: async ({ batch }) => {
-        if (firstAt === 0) firstAt = performance.now();
+        let bytes = 0;
         for (const m of batch.messages) bytes += m.value?.byteLength ?? 0;
-        records += batch.messages.length;
-        if (records >= options.records) resolve(performance.now());
+        meter.took(batch.messages.length, bytes);
+        if (meter.records >= options.records) resolve(performance.now());
       },
     });
   });
   const endedAt = await finished;
   await consumer.disconnect();
-  const steadyMs = endedAt - firstAt;
-  return {
-    records,
-    bytes,
-    totalMs: endedAt - started,
-    steadyMs,
-    recordsPerSec: records / (steadyMs / 1000),
-  };
+  return meter.measure(endedAt);
 }

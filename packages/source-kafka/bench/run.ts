@@ -6,8 +6,15 @@
 // consumer (the baseline) and with KafkaGroupSource.batches(), each in a
 // fresh group, twice each; the best of each side is compared.
 import { Kafka, logLevel } from 'kafkajs';
-import { kafkaBrokers, uniqueName } from '@thalweg/test-services';
-import { measureBareConsumer, type ConsumeMeasure } from './bare-consumer.js';
+import {
+  benchLine,
+  kafkaBrokers,
+  readFields,
+  round,
+  uniqueName,
+  type ConsumeMeasure,
+} from '@thalweg/test-services';
+import { measureBareConsumer } from './bare-consumer.js';
 import { produceFixture } from './fixture.js';
 import { measureGroupSource } from './source-consumer.js';
 
@@ -16,20 +23,9 @@ const VALUE_BYTES = 256;
 const PARTITIONS = 4;
 const ROUNDS = 2;
 
-const line = (fields: Record<string, unknown>) => {
-  process.stdout.write(`${JSON.stringify(fields)}\n`);
-};
-const round = (n: number, digits = 0) => Number(n.toFixed(digits));
-const fields = (reader: string, m: ConsumeMeasure, run: number) => ({
-  bench: 'kafka-read',
-  reader,
-  run,
-  records: m.records,
-  value_mb: round(m.bytes / 1e6, 1),
-  total_ms: round(m.totalMs),
-  steady_ms: round(m.steadyMs),
-  records_per_s: round(m.recordsPerSec),
-});
+const line = benchLine;
+const fields = (reader: string, m: ConsumeMeasure, run: number) =>
+  readFields('kafka-read', reader, m, run);
 
 let brokers: string[];
 try {

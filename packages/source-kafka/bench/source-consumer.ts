@@ -1,5 +1,5 @@
 import { kafkaSource } from '@thalweg/source-kafka';
-import type { ConsumeMeasure } from './bare-consumer.js';
+import { meterBatches, type ConsumeMeasure } from '@thalweg/test-services';
 
 /**
  * The same measurement as `measureBareConsumer`, through
@@ -22,27 +22,9 @@ export async function measureGroupSource(options: {
     clientId: 'thalweg-bench-source',
     log: () => undefined,
   });
-  let records = 0;
-  let bytes = 0;
-  let firstAt = 0;
-  const started = performance.now();
   const controller = new AbortController();
-  for await (const batch of source.batches(controller.signal)) {
-    if (firstAt === 0) firstAt = performance.now();
-    for (const r of batch.records) bytes += r.value.byteLength;
-    records += batch.records.length;
-    if (records >= options.records) break;
-  }
-  const endedAt = performance.now();
+  const measured = await meterBatches(source.batches(controller.signal), options.records);
   const queuePauses = source.stats().queuePauses;
   await source.close();
-  const steadyMs = endedAt - firstAt;
-  return {
-    records,
-    bytes,
-    totalMs: endedAt - started,
-    steadyMs,
-    recordsPerSec: records / (steadyMs / 1000),
-    queuePauses,
-  };
+  return { ...measured, queuePauses };
 }

@@ -1,25 +1,6 @@
+import { ReadMeter, uniqueName, type ConsumeMeasure } from '@thalweg/test-services';
 import WebSocket from 'ws';
-import { topicPath } from './fixture.js';
-
-export interface ConsumeMeasure {
-  readonly records: number;
-  readonly bytes: number;
-  /** From opening the sessions to the last record. */
-  readonly totalMs: number;
-  /** From the first record to the last: the steady read rate. */
-  readonly steadyMs: number;
-  readonly recordsPerSec: number;
-}
-
-export interface BareConsumerOptions {
-  readonly wsUrl: string;
-  readonly topic: string;
-  readonly partitions: number;
-  /** Stops once this many records were read. */
-  readonly records: number;
-  /** A fresh subscription each call, so every run reads the topic from the beginning. */
-  readonly subscription: string;
-}
+import { topicPath, type Backlog } from './fixture.js';
 
 /** The WebSocket API's cap on a consumer's receiver queue, the share the source grants each session too. */
 const RECEIVER_QUEUE = 1000;
@@ -37,23 +18,25 @@ const RECEIVER_QUEUE = 1000;
  * difference to the source is the source's own cost. Written to be
  * copied by the end-to-end bench.
  */
-export async function measureBareConsumer(options: BareConsumerOptions): Promise<ConsumeMeasure> {
+export async function measureBareConsumer(
+  wsUrl: string,
+  backlog: Backlog,
+): Promise<ConsumeMeasure> {
+  // A fresh subscription each call, so every run reads the topic from the beginning.
+  const subscription = uniqueName('twg-bench-bare');
   const query = new URLSearchParams({
     subscriptionType: 'Exclusive',
     subscriptionInitialPosition: 'Earliest',
     pullMode: 'true',
     receiverQueueSize: String(RECEIVER_QUEUE),
   }).toString();
-  let records = 0;
-  let bytes = 0;
-  let firstAt = 0;
-  const started = performance.now();
+  const meter = new ReadMeter();
   const sockets: WebSocket[] = [];
   const endedAt = await new Promise<number>((resolve, reject) => {
-    for (let p = 0; p < options.partitions; p++) {
-      const topic = `${options.topic}-partition-${String(p)}`;
+    for (let p = 0; p < backlog.partitions; p++) {
+      const topic = `${backlog.topic}-partition-${String(p)}`;
       const socket = new WebSocket(
-        `${options.wsUrl}/ws/v2/consumer/${topicPath(topic)}/${options.subscription}?${query}`,
+        `${wsUrl}/ws/v2/consumer/${topicPath(topic)}/${subscription}?${query}`,
         { perMessageDeflate: false },
       );
       sockets.push(socket);
@@ -63,7 +46,6 @@ export async function measureBareConsumer(options: BareConsumerOptions): Promise
         socket.send(JSON.stringify({ type: 'permit', permitMessages: RECEIVER_QUEUE }));
       });
       socket.on('message', (data: Buffer) => {
-        if (firstAt === 0) firstAt = performance.now();
         // ws keeps its connection in `_socket` (read the same way as src/ws-session.ts).
         const wire = (socket as unknown as { _socket: { cork(): void; uncork(): void } })._socket;
         if (!corked) {
@@ -76,14 +58,13 @@ export async function measureBareConsumer(options: BareConsumerOptions): Promise
           });
         }
         const frame = JSON.parse(data.toString('utf8')) as { messageId: string; payload: string };
-        bytes += Buffer.from(frame.payload, 'base64').byteLength;
+        meter.took(1, Buffer.from(frame.payload, 'base64').byteLength);
         socket.send(`{"messageId":"${frame.messageId}"}`);
-        records += 1;
         if (++used >= RECEIVER_QUEUE / 2) {
           socket.send(JSON.stringify({ type: 'permit', permitMessages: used }));
           used = 0;
         }
-        if (records >= options.records) resolve(performance.now());
+        if (meter.records >= backlog.records) resolve(performance.now());
       });
       socket.once('error', reject);
       socket.once('unexpected-response', (_, res) => {
@@ -103,12 +84,5 @@ export async function measureBareConsumer(options: BareConsumerOptions): Promise
         }),
     ),
   );
-  const steadyMs = endedAt - firstAt;
-  return {
-    records,
-    bytes,
-    totalMs: endedAt - started,
-    steadyMs,
-    recordsPerSec: records / (steadyMs / 1000),
-  };
+  return meter.measure(endedAt);
 }

@@ -6,7 +6,7 @@ import { rawSegments } from '@thalweg/sink-files';
 import { pulsar } from '@thalweg/source-pulsar';
 import { uniqueName } from '@thalweg/test-services';
 import { measureBareConsumer } from './bare-consumer.js';
-import { deletePartitionedTopic, produceBacklog } from './fixture.js';
+import { withBacklog } from './fixture.js';
 import { line, round, type Endpoint } from './report.js';
 
 const MiB = 1024 * 1024;
@@ -79,60 +79,48 @@ export async function e2e(
   partitions: number,
   rounds: number,
 ): Promise<void> {
-  const topic = `persistent://public/default/${uniqueName('twg-bench-e2e')}`;
-  try {
-    const produced = await produceBacklog(endpoint, topic, partitions, records, valueBytes);
-    line({
-      bench: 'pulsar-produce',
-      records,
-      value_bytes: valueBytes,
-      partitions,
-      ms: round(produced.ms),
-      records_per_s: round(produced.recordsPerSec),
-    });
-    let bare = 0;
-    let piped = 0;
-    let rssMaxMb = 0;
-    let segments = 0;
-    for (let run = 1; run <= rounds; run++) {
-      const b = await measureBareConsumer({
-        wsUrl: endpoint.wsUrl,
-        topic,
-        partitions,
-        records,
-        subscription: uniqueName('twg-bench-bare'),
-      });
-      bare = Math.max(bare, b.recordsPerSec);
-      const p = await pipelineRun(endpoint, topic, records);
+  await withBacklog(
+    endpoint,
+    'twg-bench-e2e',
+    { partitions, records, valueBytes },
+    async (backlog) => {
+      const { topic } = backlog;
+      let bare = 0;
+      let piped = 0;
+      let rssMaxMb = 0;
+      let segments = 0;
+      for (let run = 1; run <= rounds; run++) {
+        const b = await measureBareConsumer(endpoint.wsUrl, backlog);
+        bare = Math.max(bare, b.recordsPerSec);
+        const p = await pipelineRun(endpoint, topic, records);
+        line({
+          bench: 'pulsar-e2e-round',
+          run,
+          bare_consumer_rec_s: round(b.recordsPerSec),
+          pipeline_rec_s: round(p.recS),
+          rss_mb_max: p.rssMaxMb,
+          raw_segments: p.segments,
+        });
+        piped = Math.max(piped, p.recS);
+        rssMaxMb = Math.max(rssMaxMb, p.rssMaxMb);
+        segments = p.segments;
+      }
       line({
-        bench: 'pulsar-e2e-round',
-        run,
-        bare_consumer_rec_s: round(b.recordsPerSec),
-        pipeline_rec_s: round(p.recS),
-        rss_mb_max: p.rssMaxMb,
-        raw_segments: p.segments,
+        bench: 'pulsar-e2e',
+        records,
+        record_bytes: valueBytes,
+        partitions,
+        rounds,
+        backlog_mb: round((records * valueBytes) / MiB),
+        byte_budget_mb: BUDGET / MiB,
+        pipeline_rec_s: round(piped),
+        bare_consumer_rec_s: round(bare),
+        ratio: round(piped / bare, 3),
+        rss_mb_max: rssMaxMb,
+        raw_segments: segments,
+        target_ratio: 0.8,
+        target_rss_mb: 512,
       });
-      piped = Math.max(piped, p.recS);
-      rssMaxMb = Math.max(rssMaxMb, p.rssMaxMb);
-      segments = p.segments;
-    }
-    line({
-      bench: 'pulsar-e2e',
-      records,
-      record_bytes: valueBytes,
-      partitions,
-      rounds,
-      backlog_mb: round((records * valueBytes) / MiB),
-      byte_budget_mb: BUDGET / MiB,
-      pipeline_rec_s: round(piped),
-      bare_consumer_rec_s: round(bare),
-      ratio: round(piped / bare, 3),
-      rss_mb_max: rssMaxMb,
-      raw_segments: segments,
-      target_ratio: 0.8,
-      target_rss_mb: 512,
-    });
-  } finally {
-    await deletePartitionedTopic(endpoint.adminUrl, topic);
-  }
+    },
+  );
 }

@@ -1,3 +1,4 @@
+import { benchLine, round, uniqueName } from '@thalweg/test-services';
 import WebSocket from 'ws';
 
 /** `persistent://tenant/ns/name` to the `persistent/tenant/ns/name` tail of the REST and WebSocket paths. */
@@ -128,4 +129,40 @@ export async function produceBacklog(
   );
   const ms = performance.now() - started;
   return { ms, recordsPerSec: records / (ms / 1000) };
+}
+
+/** A backlog the benches read: its topic and how it was produced. */
+export interface Backlog {
+  readonly topic: string;
+  readonly partitions: number;
+  readonly records: number;
+}
+
+/**
+ * Produces `records` payloads of `valueBytes` to a fresh topic of
+ * `partitions` partitions (printing the `pulsar-produce` line), runs
+ * `read` on it, and deletes the topic afterwards, whatever happened.
+ */
+export async function withBacklog(
+  endpoint: { readonly wsUrl: string; readonly adminUrl: string },
+  prefix: string,
+  shape: { readonly partitions: number; readonly records: number; readonly valueBytes: number },
+  read: (backlog: Backlog) => Promise<void>,
+): Promise<void> {
+  const topic = `persistent://public/default/${uniqueName(prefix)}`;
+  const { partitions, records, valueBytes } = shape;
+  try {
+    const produced = await produceBacklog(endpoint, topic, partitions, records, valueBytes);
+    benchLine({
+      bench: 'pulsar-produce',
+      records,
+      value_bytes: valueBytes,
+      partitions,
+      ms: round(produced.ms),
+      records_per_s: round(produced.recordsPerSec),
+    });
+    await read({ topic, partitions, records });
+  } finally {
+    await deletePartitionedTopic(endpoint.adminUrl, topic);
+  }
 }

@@ -1,5 +1,5 @@
 import { pulsarSubscriptionSource, webSocketPort } from '@thalweg/source-pulsar';
-import type { ConsumeMeasure } from './bare-consumer.js';
+import { meterBatches, type ConsumeMeasure } from '@thalweg/test-services';
 
 /**
  * The same measurement as `measureBareConsumer`, through
@@ -25,29 +25,11 @@ export async function measureSubscriptionSource(options: {
     partitionPollMs: 0,
     log: () => undefined,
   });
-  let records = 0;
-  let bytes = 0;
-  let firstAt = 0;
-  const started = performance.now();
   const controller = new AbortController();
-  for await (const batch of source.batches(controller.signal)) {
-    if (firstAt === 0) firstAt = performance.now();
-    for (const r of batch.records) bytes += r.value.byteLength;
-    records += batch.records.length;
-    await source.commit(batch.span, batch.span.end);
-    if (records >= options.records) break;
-  }
-  const endedAt = performance.now();
+  const measured = await meterBatches(source.batches(controller.signal), options.records, (b) =>
+    source.commit(b.span, b.span.end),
+  );
   const { acksSent, batches } = source.stats();
   await source.close();
-  const steadyMs = endedAt - firstAt;
-  return {
-    records,
-    bytes,
-    totalMs: endedAt - started,
-    steadyMs,
-    recordsPerSec: records / (steadyMs / 1000),
-    acksSent,
-    batches,
-  };
+  return { ...measured, acksSent, batches };
 }

@@ -3,3 +3,4 @@ export * from './pulsar-env.js';
 export * from './unique-name.js';
 export * from './type-equals.js';
 export * from './waits.js';
+export * from './read-measure.js';
