@@ -56,21 +56,28 @@ class Dataset:
         if os.path.exists(data):
             with open(data, "rb") as f:
                 self.schema = pa.ipc.read_schema(pa.ipc.read_message(f))
-            with open(os.path.join(folder, INDEX_FILE), "rb") as f:
-                for line in f:
-                    # A torn last line (crash mid-write) was never acknowledged.
-                    if line.endswith(b"\n"):
-                        self.entries.append(json.loads(line))
+            index = os.path.join(folder, INDEX_FILE)
+            if os.path.exists(index):
+                with open(index, "r+b") as f:
+                    text = f.read()
+                    # A torn last line (a crash mid-write) was never acknowledged:
+                    # cut it off so the next line does not run into it.
+                    whole = text[: text.rfind(b"\n") + 1]
+                    if len(whole) < len(text):
+                        f.truncate(len(whole))
+                self.entries = [json.loads(line) for line in whole.splitlines()]
 
     def append(self, batch: pa.RecordBatch, meta: dict) -> None:
         """Stores `batch` with its topic/partition/start/end; returns once it is fsynced."""
         with self.lock:
             data = os.path.join(self.folder, DATA_FILE)
             if self.schema is None:
+                # The schema goes in by rename, so a crash never leaves a torn one behind.
                 os.makedirs(self.folder, exist_ok=True)
-                _append_durably(data, batch.schema.serialize().to_pybytes())
-                _fsync_dir(os.path.dirname(self.folder))
+                _append_durably(data + ".tmp", batch.schema.serialize().to_pybytes())
+                os.replace(data + ".tmp", data)
                 _fsync_dir(self.folder)
+                _fsync_dir(os.path.dirname(self.folder))
                 self.schema = batch.schema
             elif not batch.schema.equals(self.schema):
                 raise ValueError(
