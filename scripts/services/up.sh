@@ -17,10 +17,11 @@ declare -A own=(
   [s3]=THALWEG_S3_ENDPOINT
   [prometheus]=THALWEG_PROMETHEUS_URL
   [pulsar]=THALWEG_PULSAR_URL
+  [flight]=THALWEG_FLIGHT_URL
 )
 declare -A pids=()
 
-for name in postgres kafka s3 prometheus pulsar; do
+for name in postgres kafka s3 prometheus pulsar flight; do
   var=${own[$name]}
   if [ -n "${!var:-}" ]; then
     echo "$name: using $var=${!var} from the environment" >&2
@@ -50,6 +51,14 @@ for name in postgres kafka s3 prometheus pulsar; do
           echo "export $v=${!v}" >>"$out/$name"
         done
         ;;
+      flight)
+        # The tests spawn the Flight peers (ipc_producer.py, read_back.py) with a Python that has pyarrow.
+        if [ -z "${THALWEG_FLIGHT_PYTHON:-}" ]; then
+          echo "flight: THALWEG_FLIGHT_PYTHON (a Python with pyarrow) must be set too when THALWEG_FLIGHT_URL is" >&2
+          exit 1
+        fi
+        printf 'export %s\n' "THALWEG_FLIGHT_URL=$THALWEG_FLIGHT_URL" "THALWEG_FLIGHT_PYTHON=$THALWEG_FLIGHT_PYTHON" >"$out/$name"
+        ;;
       *) echo "export $var=${!var}" >"$out/$name" ;;
     esac
     continue
@@ -66,4 +75,4 @@ if [ ${#failed[@]} -gt 0 ]; then
   echo "services:up failed: ${failed[*]} (see the messages above)" >&2
   exit 1
 fi
-cat "$out/postgres" "$out/kafka" "$out/s3" "$out/prometheus" "$out/pulsar"
+cat "$out/postgres" "$out/kafka" "$out/s3" "$out/prometheus" "$out/pulsar" "$out/flight"
