@@ -30,3 +30,8 @@ export { schemaMessageFromFooter } from './footer-schema.js';
 /** The header tags of `ScannedMessage.headerType` (apache-arrow's enum, of Message.fbs). */
 export { MessageHeader } from 'apache-arrow';
 export { planRows, planTimestamp, type RowPlan, type TimestampPlan } from './row-json.js';
+export {
+  IpcStreamDecoder,
+  type IpcStreamDecoderOptions,
+  type IpcStreamItem,
+} from './ipc-stream-decoder.js';
