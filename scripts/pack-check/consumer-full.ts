@@ -20,6 +20,7 @@ import * as zerobus from '@thalweg/sink-zerobus';
 import * as databricks from '@thalweg/sink-zerobus/databricks';
 import * as sourceFiles from '@thalweg/source-files';
 import * as kafka from '@thalweg/source-kafka';
+import * as sourceIpcStream from '@thalweg/source-ipc-stream';
 import * as sourcePulsar from '@thalweg/source-pulsar';
 import * as arrow from '@thalweg/stream-arrow';
 import * as telemetry from '@thalweg/telemetry';
@@ -40,6 +41,7 @@ const entries: Record<string, object> = {
   databricks,
   sourceFiles,
   kafka,
+  sourceIpcStream,
   sourcePulsar,
   arrow,
   compression,

@@ -2,7 +2,11 @@ import {
   IPC_FILE_TAIL,
   MessageHeader,
   decodeIpcSchema,
+  planRows,
+  planTimestamp,
   schemaMessageFromFooter,
+  type RowPlan,
+  type TimestampPlan,
 } from '@thalweg/stream-arrow';
 import type { Schema } from 'apache-arrow';
 import { FileSourceError } from './errors.js';
@@ -17,7 +21,6 @@ import {
   readHead,
   type IpcLayout,
 } from './ipc-messages.js';
-import { planRows, planTimestamp, type RowPlan, type TimestampPlan } from './row-json.js';
 
 /** The file's schema message and what it decides: how a row renders, where its time is. */
 export interface FileSchema {
@@ -89,6 +92,16 @@ export async function readSchema(
     );
   }
   const column = options.timestampColumn;
+  // stream-arrow's row mapping refuses a column by name; here it is this file's refusal.
+  const inFile = <T>(run: () => T, at: number): T => {
+    try {
+      return run();
+    } catch (cause) {
+      throw fromArrow(cause, name, (offset) => offset, at);
+    }
+  };
+  const time =
+    column === undefined ? undefined : inFile(() => planTimestamp(schema, column), placed.at);
   return {
     bytesRead,
     schema: {
@@ -96,8 +109,14 @@ export async function readSchema(
       at: placed.at,
       exact: placed.exact,
       batchesAt: placed.batchesAt,
-      rows: planRows(name, schema),
-      time: column === undefined ? undefined : planTimestamp(name, schema, column),
+      rows: inFile(() => planRows(schema), placed.at),
+      time:
+        time === undefined
+          ? undefined
+          : (columns, at) => {
+              const bound = time(columns, at);
+              return (row) => inFile(() => bound(row), at);
+            },
     },
   };
 }

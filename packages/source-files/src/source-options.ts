@@ -10,7 +10,7 @@ import type { FileSetSpec } from './file-set.js';
  * - `ndjson`: one record per line, the line's bytes without its `\n` (or
  *   `\r\n`); timestamp = the file's modification time in ms.
  * - `arrow-ipc`: one record per row, the row as a JSON object (see
- *   `row-json.ts` for the type mapping); timestamp = the file's modification
+ *   `row-json.ts` of @thalweg/stream-arrow for the type mapping); timestamp = the file's modification
  *   time, or `timestampColumn` (a timestamp or date32 column) where not null.
  */
 export type FileSetSourceOptions = CommonOptions &

@@ -57,9 +57,12 @@ export class ArrowBatchError extends ThalwegError<ArrowErrorCode> {
   readonly field: string | undefined;
   readonly row: number | undefined;
   readonly offset: number | undefined;
+  /** Why, without the location: for a caller that restates the location in its own terms. */
+  readonly reason: string;
 
   constructor(code: ArrowErrorCode, reason: string, at: ArrowErrorLocation = {}, cause?: unknown) {
     super({ code, errorClass: CLASS_OF[code], message: locate(at) + reason, cause });
+    this.reason = reason;
     this.field = at.field;
     this.row = at.row;
     this.offset = at.offset;

@@ -7,7 +7,7 @@ import {
   type Field,
   type Schema,
 } from 'apache-arrow';
-import { FileSourceError } from './errors.js';
+import { ArrowBatchError } from './errors.js';
 import { isoDate, isoTimestamp, timestampMillis } from './iso-time.js';
 
 /**
@@ -44,17 +44,17 @@ export interface RowPlan {
 
 type ColumnRender = (data: Data) => (row: number) => string;
 
-export function planRows(file: string, schema: Schema): RowPlan {
+export function planRows(schema: Schema): RowPlan {
   const names = new Set<string>();
   const fields: readonly Field<DataType>[] = schema.fields;
   const columns = fields.map((field) => {
     if (names.has(field.name)) {
-      unsupported(file, field.name, 'a second column of this name: a JSON object holds one');
+      unsupported(field.name, 'a second column of this name: a JSON object holds one');
     }
     names.add(field.name);
     return {
       key: `${JSON.stringify(field.name)}:`,
-      render: renderOf(file, field.name, field.type),
+      render: renderOf(field.name, field.type),
     };
   });
   return {
@@ -79,7 +79,7 @@ export function planRows(file: string, schema: Schema): RowPlan {
   };
 }
 
-function renderOf(file: string, column: string, type: DataType): ColumnRender {
+function renderOf(column: string, type: DataType): ColumnRender {
   switch (type.typeId) {
     case Type.Null:
       return () => () => 'null';
@@ -100,7 +100,7 @@ function renderOf(file: string, column: string, type: DataType): ColumnRender {
     }
     case Type.Float: {
       if ((type as DataType<Type.Float> & { precision: Precision }).precision === Precision.HALF) {
-        return unsupported(file, column, `type ${describe(type)} (float16) is not read`);
+        return unsupported(column, `type ${describe(type)} (float16) is not read`);
       }
       return (data) => {
         const values = data.values as Float32Array | Float64Array;
@@ -119,7 +119,7 @@ function renderOf(file: string, column: string, type: DataType): ColumnRender {
       };
     case Type.Date: {
       if ((type as DataType<Type.Date> & { unit: DateUnit }).unit !== DateUnit.DAY) {
-        return unsupported(file, column, `type ${describe(type)} (date64) is not read`);
+        return unsupported(column, `type ${describe(type)} (date64) is not read`);
       }
       return (data) => {
         const values = data.values as Int32Array;
@@ -137,14 +137,13 @@ function renderOf(file: string, column: string, type: DataType): ColumnRender {
     }
     default:
       return unsupported(
-        file,
         column,
         `type ${describe(type)} is not read (see row-json.ts for the types that are)`,
       );
   }
 }
 
-/** Binds to one batch (at byte `at` of the file); the result is a row's time in ms, or null. */
+/** Binds to one batch (its message at byte `at`); the result is a row's time in ms, or null. */
 export type TimestampPlan = (
   columns: readonly Data[],
   at: number,
@@ -152,21 +151,16 @@ export type TimestampPlan = (
 
 /**
  * The record timestamp from a column: milliseconds since the epoch, or null
- * where the row holds null (the source then uses the file's time).
+ * where the row holds null (the source then uses a time of its own).
  */
-export function planTimestamp(file: string, schema: Schema, column: string): TimestampPlan {
+export function planTimestamp(schema: Schema, column: string): TimestampPlan {
   const index = schema.fields.findIndex((f) => f.name === column);
   const field = schema.fields[index];
-  if (field === undefined)
-    unsupported(file, column, 'timestampColumn is not a column of this file');
+  if (field === undefined) unsupported(column, 'timestampColumn is not a column of the schema');
   const type = field.type as DataType & { unit?: number };
   const isTimestamp = type.typeId === Type.Timestamp;
   if (!isTimestamp && !(type.typeId === Type.Date && type.unit === DateUnit.DAY)) {
-    unsupported(
-      file,
-      column,
-      `timestampColumn has type ${describe(type)}, not a timestamp or date32`,
-    );
+    unsupported(column, `timestampColumn has type ${describe(type)}, not a timestamp or date32`);
   }
   return (datas, at) => {
     const data = datas[index];
@@ -178,10 +172,10 @@ export function planTimestamp(file: string, schema: Schema, column: string): Tim
         ? timestampMillis((data.values as BigInt64Array)[row] ?? 0n, type.unit ?? 0)
         : BigInt((data.values as Int32Array)[row] ?? 0) * 86_400_000n;
       if (ms < -MAX_MS || ms > MAX_MS) {
-        throw new FileSourceError(
-          'TWG_FILE_IPC_UNSUPPORTED',
+        throw new ArrowBatchError(
+          'TWG_ARROW_IPC_UNSUPPORTED',
           `row ${row} of the batch holds a time ${ms} ms from the epoch, outside what a record timestamp holds`,
-          { file, position: at, field: `column ${JSON.stringify(column)}` },
+          { offset: at, field: column },
         );
       }
       return Number(ms);
@@ -216,11 +210,8 @@ function float(v: number): string {
   return Number.isNaN(v) ? '"NaN"' : v > 0 ? '"Infinity"' : '"-Infinity"';
 }
 
-function unsupported(file: string, column: string, reason: string): never {
-  throw new FileSourceError('TWG_FILE_IPC_UNSUPPORTED', reason, {
-    file,
-    field: `column ${JSON.stringify(column)}`,
-  });
+function unsupported(column: string, reason: string): never {
+  throw new ArrowBatchError('TWG_ARROW_IPC_UNSUPPORTED', reason, { field: column });
 }
 
 /** Every concrete DataType renders itself (`Timestamp<MICROSECOND, UTC>`); the base class declares no toString. */

@@ -1,0 +1,410 @@
+import {
+  BatchQueue,
+  NO_HEADERS,
+  PauseSet,
+  backoffDelay,
+  offsetSpan,
+  partitionKey,
+  samePartition,
+  sourcePartition,
+  type SourceBatch,
+  type SourceCursor,
+  type SourcePartition,
+  type SourceRecord,
+  type StoreManagedSource,
+} from '@thalweg/connector-core';
+import {
+  ArrowBatchError,
+  IpcStreamDecoder,
+  planRows,
+  planTimestamp,
+  type RowPlan,
+  type TimestampPlan,
+} from '@thalweg/stream-arrow';
+import { ipcBodyCodecs } from '@thalweg/wire-compression';
+import type { Data, RecordBatch } from 'apache-arrow';
+import { IpcStreamSourceError } from './errors.js';
+import { resolveOptions, type IpcStreamSourceOptions, type ResolvedOptions } from './options.js';
+import { openStream, type OpenedStream } from './stream-connection.js';
+
+/** Counters of an `IpcStreamSource`, for health reports and for tests that prove bounded memory. */
+export interface IpcStreamSourceStats {
+  /** Rows read and queued (duplicates of a resume not counted). */
+  readonly rows: number;
+  /** Arrow record batches read. */
+  readonly batches: number;
+  /** Bytes read from connections (handshake lines excluded). */
+  readonly bytes: number;
+  /** Connections reopened after a drop. */
+  readonly reconnects: number;
+  /** Rows a resumed producer sent again below our position, dropped. */
+  readonly duplicatesDropped: number;
+  /** The most record value bytes the prefetch queue held. */
+  readonly maxQueuedBytes: number;
+}
+
+type Outcome = 'end' | { readonly dropped: unknown };
+
+/**
+ * One Arrow IPC stream as one partition (`{ topic, partition: 0 }`), its
+ * rows numbered from 0 across batches (the row offset of stream-spec.md);
+ * each row is a record whose value is the row as JSON (stream-arrow's
+ * `planRows`, as the file source renders Arrow files).
+ *
+ * The socket is read only while the partition is neither paused by the
+ * pipeline nor held by the full prefetch queue: reading stops, the
+ * producer's writes block, memory stays bounded. A resumable stream
+ * reconnects after a drop, asking for the row after the last one queued,
+ * and drops rows below it; a non-resumable one fails on a drop, naming the
+ * last row taken: what the producer sent after it is lost.
+ */
+export class IpcStreamSource implements StoreManagedSource {
+  readonly regime = 'store-managed' as const;
+  readonly origin: { readonly kind: 'non-replayable'; readonly resumable: boolean };
+  readonly cluster: string;
+  private readonly options: ResolvedOptions;
+  private readonly partition: SourcePartition;
+  private readonly key: string;
+  private readonly queue: BatchQueue;
+  private readonly pauses = new PauseSet();
+  /** The offset after the last row queued: where a reconnect resumes. */
+  private next = 0;
+  private streamId = '';
+  private started = false;
+  private closed = false;
+  private ended = false;
+  private failure: Error | undefined;
+  private current: OpenedStream | undefined;
+  private wakeConsumer: (() => void) | undefined;
+  private wakePump: (() => void) | undefined;
+  private counts = {
+    rows: 0,
+    batches: 0,
+    bytes: 0,
+    reconnects: 0,
+    duplicatesDropped: 0,
+    maxQueuedBytes: 0,
+  };
+
+  constructor(options: IpcStreamSourceOptions) {
+    this.options = resolveOptions(options);
+    this.origin = { kind: 'non-replayable', resumable: this.options.resume };
+    this.cluster = this.options.cluster;
+    this.partition = sourcePartition(this.options.topic, 0);
+    this.key = partitionKey(this.partition);
+    this.queue = new BatchQueue(this.options.prefetchBatches, this.options.prefetchBytes);
+  }
+
+  partitions(): readonly SourcePartition[] {
+    return [this.partition];
+  }
+
+  /**
+   * Resumable: a `stream-token` cursor, the producer's stream id and the
+   * next row. Not resumable: a `log-offset` cursor; the new connection's
+   * rows are numbered from it, so offsets never repeat across runs.
+   */
+  seek(partition: SourcePartition, cursor: SourceCursor): void {
+    this.own(partition);
+    if (this.started) {
+      throw new IpcStreamSourceError('TWG_IPC_STREAM_STATE', 'seek after batches() started');
+    }
+    const want = this.options.resume ? 'stream-token' : 'log-offset';
+    if (cursor.kind !== want) {
+      throw new IpcStreamSourceError(
+        'TWG_IPC_STREAM_CURSOR_INVALID',
+        `a ${cursor.kind} cursor; this ${this.options.resume ? 'resumable' : 'non-resumable'} stream resumes from a ${want} cursor`,
+        { field: 'cursor.kind' },
+      );
+    }
+    if (!Number.isSafeInteger(cursor.nextOffset) || cursor.nextOffset < 0) {
+      throw new IpcStreamSourceError(
+        'TWG_IPC_STREAM_CURSOR_INVALID',
+        `${cursor.nextOffset} is not a row offset`,
+        {
+          field: 'cursor.nextOffset',
+        },
+      );
+    }
+    if (cursor.kind === 'stream-token') this.streamId = cursor.token;
+    this.next = cursor.nextOffset;
+  }
+
+  cursorAt(partition: SourcePartition, next: number): SourceCursor {
+    this.own(partition);
+    return this.options.resume
+      ? { kind: 'stream-token', token: this.streamId, nextOffset: next }
+      : { kind: 'log-offset', nextOffset: next };
+  }
+
+  pause(partitions: readonly SourcePartition[]): void {
+    for (const p of partitions)
+      if (samePartition(p, this.partition)) this.pauses.add(p, 'pipeline');
+  }
+
+  resume(partitions: readonly SourcePartition[]): void {
+    for (const p of partitions) {
+      if (samePartition(p, this.partition) && this.pauses.remove(p, 'pipeline')) this.wake();
+    }
+    // Held batches may be yielded again even while the queue still holds the socket.
+    this.wakeConsumer?.();
+  }
+
+  prefetchFill(): number {
+    return this.queue.fillExcept((key) => this.pauses.has(key, 'pipeline'));
+  }
+
+  stats(): IpcStreamSourceStats {
+    return { ...this.counts };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.current?.close();
+    this.wake();
+    return Promise.resolve();
+  }
+
+  async *batches(signal: AbortSignal): AsyncIterable<SourceBatch> {
+    if (this.started)
+      throw new IpcStreamSourceError('TWG_IPC_STREAM_STATE', 'batches() called twice');
+    this.started = true;
+    const onAbort = () => {
+      this.wake();
+    };
+    signal.addEventListener('abort', onAbort);
+    this.pump().then(
+      () => {
+        this.ended = true;
+        this.wake();
+      },
+      (error: unknown) => {
+        this.failure = error instanceof Error ? error : new Error(String(error));
+        this.wake();
+      },
+    );
+    try {
+      for (;;) {
+        if (signal.aborted || this.closed) return;
+        const entry = this.queue.take((key) => this.pauses.has(key, 'pipeline'));
+        if (entry !== undefined) {
+          if (this.queue.drained && this.pauses.remove(this.partition, 'queue')) this.wake();
+          yield entry.batch;
+          continue;
+        }
+        // Rows read before a failure are yielded first; nothing after it was queued.
+        if (this.queue.size === 0 && this.failure !== undefined) throw this.failure;
+        if (this.queue.size === 0 && this.ended) return;
+        await new Promise<void>((resolve) => {
+          this.wakeConsumer = resolve;
+        });
+      }
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      this.closed = true;
+      this.current?.close();
+      this.wake();
+    }
+  }
+
+  /** Connects, reads, and for a resumable stream reconnects, until the end marker or a failure. */
+  private async pump(): Promise<void> {
+    const { connection, resume, reconnect } = this.options;
+    for (let failed = 0; ;) {
+      if (this.closed) return;
+      let opened: OpenedStream;
+      try {
+        opened = await openStream(
+          connection,
+          resume ? { stream: this.streamId, next: this.next } : undefined,
+        );
+      } catch (error) {
+        failed += 1;
+        const retry =
+          resume &&
+          error instanceof IpcStreamSourceError &&
+          error.code === 'TWG_IPC_STREAM_CONNECT_FAILED' &&
+          failed < reconnect.maxAttempts;
+        if (!retry) throw error;
+        await this.backoff(failed);
+        continue;
+      }
+      failed = 0;
+      this.current = opened;
+      const first = opened.answer?.first ?? this.next;
+      if (opened.answer !== undefined) {
+        if (first > this.next) {
+          opened.close();
+          throw new IpcStreamSourceError(
+            'TWG_IPC_STREAM_RESUME_REFUSED',
+            `the producer resumes stream ${JSON.stringify(opened.answer.stream)} at row ${first}, after the asked ${this.next}: rows ${this.next}..${first - 1} are lost`,
+          );
+        }
+        this.streamId = opened.answer.stream;
+      }
+      const outcome = await this.read(opened, first);
+      opened.close();
+      if (outcome === 'end' || this.isClosed()) return;
+      if (!resume) {
+        const last = this.next - 1;
+        throw new IpcStreamSourceError(
+          'TWG_IPC_STREAM_DROPPED',
+          `the stream closed before its end marker after ${this.counts.rows} rows; the last row taken is offset ${last < 0 ? 'none' : last}, what the producer sent after it is lost`,
+          {},
+          outcome.dropped,
+        );
+      }
+      this.counts.reconnects += 1;
+      await this.backoff(1);
+    }
+  }
+
+  /** Reads one connection's IPC stream, rows numbered from `first`. */
+  private async read(opened: OpenedStream, first: number): Promise<Outcome> {
+    const decoder = new IpcStreamDecoder({
+      maxMessageBytes: this.options.maxMessageBytes,
+      codecs: ipcBodyCodecs,
+    });
+    let row = first;
+    let plan: { rows: RowPlan; time: TimestampPlan | undefined } | undefined;
+    const chunks = opened.readable[Symbol.asyncIterator]() as AsyncIterator<Buffer | string>;
+    for (;;) {
+      await this.readable();
+      if (this.closed) return 'end';
+      let step: IteratorResult<Buffer | string>;
+      try {
+        step = await chunks.next();
+      } catch (cause) {
+        return { dropped: cause };
+      }
+      if (step.done === true) return decoder.atEnd ? 'end' : { dropped: undefined };
+      const chunk = typeof step.value === 'string' ? Buffer.from(step.value) : step.value;
+      this.counts.bytes += chunk.byteLength;
+      decoder.push(chunk);
+      for (;;) {
+        const item = this.decoded(() => decoder.next(), decoder);
+        if (item.kind === 'need-more') break;
+        if (item.kind === 'end') return 'end';
+        if (item.kind === 'schema') {
+          const column = this.options.timestampColumn;
+          plan = this.decoded(
+            () => ({
+              rows: planRows(item.schema),
+              time: column === undefined ? undefined : planTimestamp(item.schema, column),
+            }),
+            decoder,
+          );
+          continue;
+        }
+        if (plan === undefined) continue;
+        this.counts.batches += 1;
+        const numRows = item.batch.numRows;
+        const plans = plan;
+        this.decoded(() => {
+          this.enqueue(item.batch, row, plans, item.offset);
+        }, decoder);
+        row += numRows;
+      }
+    }
+  }
+
+  /** Queues the rows of `batch` (numbered from `row`) at or above `next`, in runs of maxBatchRecords. */
+  private enqueue(
+    batch: RecordBatch,
+    row: number,
+    plan: { rows: RowPlan; time: TimestampPlan | undefined },
+    at: number,
+  ): void {
+    // The decoder checked that every column is one chunk of numRows values.
+    const columns = batch.schema.fields.map((_, i) => batch.getChildAt(i)?.data[0]) as Data[];
+    const render = plan.rows.bind(columns);
+    const time = plan.time?.(columns, at);
+    const arrived = Date.now();
+    const skip = Math.max(0, this.next - row);
+    this.counts.duplicatesDropped += Math.min(skip, batch.numRows);
+    const max = this.options.maxBatchRecords;
+    for (let i = skip; i < batch.numRows; i += max) {
+      const records: SourceRecord[] = [];
+      let bytes = 0;
+      for (let j = i; j < Math.min(batch.numRows, i + max); j++) {
+        const value = Buffer.from(render(j), 'utf8');
+        bytes += value.byteLength;
+        records.push({
+          offset: row + j,
+          key: null,
+          value,
+          timestamp: time?.(j) ?? arrived,
+          headers: NO_HEADERS,
+        });
+      }
+      const start = row + i;
+      const span = offsetSpan(this.partition.topic, 0, start, start + records.length);
+      this.queue.push({
+        key: this.key,
+        partition: this.partition,
+        batch: { span, records },
+        bytes,
+      });
+      this.next = span.end;
+      this.counts.rows += records.length;
+    }
+    this.counts.maxQueuedBytes = Math.max(this.counts.maxQueuedBytes, this.queue.bytes);
+    if (this.queue.overBounds) this.pauses.add(this.partition, 'queue');
+    this.wakeConsumer?.();
+  }
+
+  /** Resolves once no pause holds the partition (or the source closed). */
+  private async readable(): Promise<void> {
+    while (!this.closed && this.pauses.paused().length > 0) {
+      await new Promise<void>((resolve) => {
+        this.wakePump = resolve;
+      });
+    }
+  }
+
+  private backoff(failedAttempt: number): Promise<void> {
+    return new Promise((resolve) => {
+      this.options.scheduler.after(backoffDelay(this.options.reconnect, failedAttempt), resolve);
+    });
+  }
+
+  /** stream-arrow's refusal as this source's, at the stream byte and batch it names. */
+  private decoded<T>(run: () => T, decoder: IpcStreamDecoder): T {
+    try {
+      return run();
+    } catch (cause) {
+      if (!(cause instanceof ArrowBatchError)) throw cause;
+      const invalid =
+        cause.code === 'TWG_ARROW_IPC_INVALID' || cause.code === 'TWG_ARROW_IPC_BATCH_COUNT';
+      throw new IpcStreamSourceError(
+        invalid ? 'TWG_IPC_STREAM_INVALID' : 'TWG_IPC_STREAM_UNSUPPORTED',
+        `${cause.reason}; rows before it were kept, nothing after it is read`,
+        {
+          position: cause.offset ?? decoder.offset,
+          batch: decoder.batchCount,
+          ...(cause.field === undefined ? {} : { field: `column ${JSON.stringify(cause.field)}` }),
+        },
+        cause,
+      );
+    }
+  }
+
+  /** Read through a call, so a check after an await is not narrowed away. */
+  private isClosed(): boolean {
+    return this.closed;
+  }
+
+  private wake(): void {
+    this.wakeConsumer?.();
+    this.wakePump?.();
+  }
+
+  private own(partition: SourcePartition): void {
+    if (!samePartition(partition, this.partition)) {
+      throw new IpcStreamSourceError(
+        'TWG_IPC_STREAM_STATE',
+        `partition ${partition.topic}/${partition.partition} is not this source's (${this.partition.topic}/0)`,
+      );
+    }
+  }
+}
