@@ -108,7 +108,10 @@ export interface BrokerManagedSource extends SourceBase {
  * assignment, Pulsar readers): the offset store keeps a cursor for it.
  * `cursorAt` translates "everything before `next` is durable" into the
  * source's own cursor; `seek` resumes a partition from a stored cursor
- * before the first call to `batches`.
+ * before the first call to `batches`. A source that can neither rewind nor
+ * resume must give a cursor for any `next`: started again, it reads a new
+ * stream, and the pipeline seeks it past everything raw holds so the new
+ * rows are numbered on from there, never over raw's.
  */
 export interface StoreManagedSource extends SourceBase {
   readonly regime: 'store-managed';

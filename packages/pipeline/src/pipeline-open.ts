@@ -8,6 +8,8 @@ import {
   type Sink,
   type Source,
   type SourceBatch,
+  partitionKey,
+  type HeldPartition,
   type SourcePartition,
   type SourceThrottle,
   type StoreManagedSource,
@@ -190,7 +192,7 @@ async function openParts(
     });
     const holes = new RawHoleGuard(raw.descriptor, raw, coverage);
     if (config.recovery.role !== 'recovery') {
-      const at = { sourceName, coverage, gating, holes, reach, debug };
+      const at = { sourceName, coverage, gating, holes, reach, raw, debug };
       await positionSource(source, at, governor.throttle, log);
     }
     source.onAssignment?.((event) => {
@@ -278,20 +280,40 @@ interface PartitionPositioning {
   readonly gating: GatingState;
   readonly holes: RawHoleGuard;
   readonly reach: LiveReach;
+  readonly raw: { held(): Promise<readonly HeldPartition[]> };
   readonly debug: (line: string) => void;
+}
+
+/** One past the last offset raw holds of `p` (0 when it holds none). */
+async function rawEnd(raw: PartitionPositioning['raw'], p: SourcePartition): Promise<number> {
+  const key = partitionKey(p);
+  let end = 0;
+  for (const held of await raw.held()) {
+    if (partitionKey(held.partition) !== key) continue;
+    for (const span of held.spans) end = Math.max(end, span.end);
+  }
+  return end;
 }
 
 async function positionPartition(
   source: StoreManagedSource,
   p: SourcePartition,
-  { sourceName, coverage, gating, holes, reach, debug }: PartitionPositioning,
+  at: PartitionPositioning,
 ): Promise<void> {
-  const cursor = await coverage.loadCursor({
+  const { sourceName, coverage, gating, holes, reach, debug } = at;
+  let cursor = await coverage.loadCursor({
     source: sourceName,
     topic: p.topic,
     partition: p.partition,
   });
   await holes.check(p, cursor?.nextOffset ?? 0);
+  if (source.origin.kind !== 'replayable' && !source.origin.resumable) {
+    // A stream that cannot resume starts anew: its rows are numbered on
+    // from past everything raw holds, never over it. The cursor lags raw,
+    // and rows of the stream before the crash hold those offsets in raw.
+    const end = await rawEnd(at.raw, p);
+    if (end > (cursor?.nextOffset ?? 0)) cursor = source.cursorAt(p, end);
+  }
   // Read again from here, if the origin can send it again: recovery
   // leaves what is past it to the live lanes (ADR 0030).
   const again = source.origin.kind === 'replayable' || source.origin.resumable;
