@@ -1,3 +1,4 @@
+import type { ArrowBatchError } from '@thalweg/stream-arrow';
 import { ThalwegError, type ErrorClass } from '@thalweg/connector-core';
 
 export const IPC_STREAM_ERROR_CODES = [
@@ -67,4 +68,23 @@ function locate(at: IpcStreamErrorLocation): string {
   if (at.position !== undefined) parts.push(`stream byte ${at.position}`);
   if (at.field !== undefined) parts.push(at.field);
   return parts.length === 0 ? '' : `${parts.join(', ')}: `;
+}
+
+/** stream-arrow's refusal of a stream's bytes as this source's, at the stream byte and batch it names. */
+export function refusedAt(
+  cause: ArrowBatchError,
+  decoder: { readonly offset: number; readonly batchCount: number },
+): IpcStreamSourceError {
+  const invalid =
+    cause.code === 'TWG_ARROW_IPC_INVALID' || cause.code === 'TWG_ARROW_IPC_BATCH_COUNT';
+  return new IpcStreamSourceError(
+    invalid ? 'TWG_IPC_STREAM_INVALID' : 'TWG_IPC_STREAM_UNSUPPORTED',
+    `${cause.reason}; rows before it were kept, nothing after it is read`,
+    {
+      position: cause.offset ?? decoder.offset,
+      batch: decoder.batchCount,
+      ...(cause.field === undefined ? {} : { field: `column ${JSON.stringify(cause.field)}` }),
+    },
+    cause,
+  );
 }

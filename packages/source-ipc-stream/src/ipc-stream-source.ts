@@ -1,6 +1,5 @@
 import {
   BatchQueue,
-  NO_HEADERS,
   PauseSet,
   backoffDelay,
   offsetSpan,
@@ -10,21 +9,14 @@ import {
   type SourceBatch,
   type SourceCursor,
   type SourcePartition,
-  type SourceRecord,
   type StoreManagedSource,
 } from '@thalweg/connector-core';
-import {
-  ArrowBatchError,
-  IpcStreamDecoder,
-  planRows,
-  planTimestamp,
-  type RowPlan,
-  type TimestampPlan,
-} from '@thalweg/stream-arrow';
+import { ArrowBatchError, IpcStreamDecoder, planRows, planTimestamp } from '@thalweg/stream-arrow';
 import { ipcBodyCodecs } from '@thalweg/wire-compression';
-import type { Data, RecordBatch } from 'apache-arrow';
-import { IpcStreamSourceError } from './errors.js';
+import type { RecordBatch } from 'apache-arrow';
+import { IpcStreamSourceError, refusedAt } from './errors.js';
 import { resolveOptions, type IpcStreamSourceOptions, type ResolvedOptions } from './options.js';
+import { recordRuns, type RowPlans } from './record-runs.js';
 import { openStream, type OpenedStream } from './stream-connection.js';
 
 /** Counters of an `IpcStreamSource`, for health reports and for tests that prove bounded memory. */
@@ -266,7 +258,7 @@ export class IpcStreamSource implements StoreManagedSource {
       codecs: ipcBodyCodecs,
     });
     let row = first;
-    let plan: { rows: RowPlan; time: TimestampPlan | undefined } | undefined;
+    let plan: RowPlans | undefined;
     const chunks = opened.readable[Symbol.asyncIterator]() as AsyncIterator<Buffer | string>;
     for (;;) {
       await this.readable();
@@ -309,44 +301,19 @@ export class IpcStreamSource implements StoreManagedSource {
   }
 
   /** Queues the rows of `batch` (numbered from `row`) at or above `next`, in runs of maxBatchRecords. */
-  private enqueue(
-    batch: RecordBatch,
-    row: number,
-    plan: { rows: RowPlan; time: TimestampPlan | undefined },
-    at: number,
-  ): void {
-    // The decoder checked that every column is one chunk of numRows values.
-    const columns = batch.schema.fields.map((_, i) => batch.getChildAt(i)?.data[0]) as Data[];
-    const render = plan.rows.bind(columns);
-    const time = plan.time?.(columns, at);
-    const arrived = Date.now();
+  private enqueue(batch: RecordBatch, row: number, plan: RowPlans, at: number): void {
     const skip = Math.max(0, this.next - row);
     this.counts.duplicatesDropped += Math.min(skip, batch.numRows);
-    const max = this.options.maxBatchRecords;
-    for (let i = skip; i < batch.numRows; i += max) {
-      const records: SourceRecord[] = [];
-      let bytes = 0;
-      for (let j = i; j < Math.min(batch.numRows, i + max); j++) {
-        const value = Buffer.from(render(j), 'utf8');
-        bytes += value.byteLength;
-        records.push({
-          offset: row + j,
-          key: null,
-          value,
-          timestamp: time?.(j) ?? arrived,
-          headers: NO_HEADERS,
-        });
-      }
-      const start = row + i;
-      const span = offsetSpan(this.partition.topic, 0, start, start + records.length);
+    for (const run of recordRuns(batch, row, skip, plan, at, this.options.maxBatchRecords)) {
+      const span = offsetSpan(this.partition.topic, 0, run.start, run.start + run.records.length);
       this.queue.push({
         key: this.key,
         partition: this.partition,
-        batch: { span, records },
-        bytes,
+        batch: { span, records: run.records },
+        bytes: run.bytes,
       });
       this.next = span.end;
-      this.counts.rows += records.length;
+      this.counts.rows += run.records.length;
     }
     this.counts.maxQueuedBytes = Math.max(this.counts.maxQueuedBytes, this.queue.bytes);
     if (this.queue.overBounds) this.pauses.add(this.partition, 'queue');
@@ -373,19 +340,7 @@ export class IpcStreamSource implements StoreManagedSource {
     try {
       return run();
     } catch (cause) {
-      if (!(cause instanceof ArrowBatchError)) throw cause;
-      const invalid =
-        cause.code === 'TWG_ARROW_IPC_INVALID' || cause.code === 'TWG_ARROW_IPC_BATCH_COUNT';
-      throw new IpcStreamSourceError(
-        invalid ? 'TWG_IPC_STREAM_INVALID' : 'TWG_IPC_STREAM_UNSUPPORTED',
-        `${cause.reason}; rows before it were kept, nothing after it is read`,
-        {
-          position: cause.offset ?? decoder.offset,
-          batch: decoder.batchCount,
-          ...(cause.field === undefined ? {} : { field: `column ${JSON.stringify(cause.field)}` }),
-        },
-        cause,
-      );
+      throw cause instanceof ArrowBatchError ? refusedAt(cause, decoder) : cause;
     }
   }
 
