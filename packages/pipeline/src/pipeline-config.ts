@@ -94,7 +94,7 @@ export interface PipelineConfigInput {
    * durable in raw when the process dies is lost, since nothing upstream
    * keeps it. `stats().source.lossWindowRecords` (and the
    * `thalweg_source_loss_window_records` gauge) count that window as it stands.
-   * @defaultValue undefined (such a source is refused)
+   * @defaultValue `undefined`: such a source is refused
    */
   acceptLossWindow?: LossWindowAcceptance | undefined;
 }
