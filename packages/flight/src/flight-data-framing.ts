@@ -23,6 +23,8 @@ import type { FlightData, FlightDescriptor } from './flight-messages.js';
  */
 
 const CONTINUATION = 0xffffffff;
+/** The marker and the length before a message's header (offsets in it are positions after them). */
+const PREFIX = 8;
 const EMPTY: Uint8Array = new Uint8Array(0);
 
 /** One FlightData as an IPC stream message: marker, length, header padded to 8, body. */
@@ -108,7 +110,7 @@ export class FlightBatchReader {
     }
     const message = ipcMessageOf(data);
     this.position += message.byteLength;
-    const header = this.checked(index, () => decodeMessageHeader(data.dataHeader, 0), at, 0);
+    const header = this.checked(index, () => decodeMessageHeader(data.dataHeader, PREFIX), at, 0);
     if (this.schemaMessage === undefined) {
       if (header.headerType !== MessageHeader.Schema) {
         this.invalid(index, at, 'the first message is not a schema');

@@ -140,7 +140,7 @@ async function serveDoPut(
     let index = 0;
     let seq = 0;
     const pending: Promise<void>[] = [];
-    let failure: unknown;
+    let failure: Error | undefined;
     for await (const bytes of call) {
       const data = atMessage(() => decodeFlightData(bytes as Uint8Array), 'DoPut', index);
       index += 1;
@@ -167,7 +167,7 @@ async function serveDoPut(
         doPut(put).then(
           (result) => send(call, encodeSingleBytes(result ?? new Uint8Array(0))),
           (cause: unknown) => {
-            failure ??= cause;
+            failure ??= cause instanceof Error ? cause : new Error(String(cause));
             call.emit('error', statusOf(cause));
           },
         ),

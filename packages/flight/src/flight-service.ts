@@ -90,7 +90,7 @@ export function callError(
   }
   return new FlightError(
     'TWG_FLIGHT_CALL_FAILED',
-    `the server at ${where.url} ended the call with ${status[grpcCode] ?? grpcCode}: ${details}`,
+    `the server at ${where.url} ended the call with ${statusName(grpcCode)}: ${details}`,
     { call: where.call, grpcCode },
     { cause, errorClass: RETRYABLE.has(grpcCode) ? 'transient' : 'fatal-config' },
   );
@@ -107,4 +107,10 @@ const RETRYABLE = new Set<number>([
 
 function isServiceError(e: unknown): e is ServiceError {
   return e instanceof Error && typeof (e as Partial<ServiceError>).code === 'number';
+}
+
+/** The status's name (`INTERNAL`), or its number when grpc-js does not know it. */
+function statusName(code: number): string {
+  const names: Readonly<Record<number, string | undefined>> = status;
+  return names[code] ?? String(code);
 }
