@@ -1,3 +1,4 @@
+import { FlightError } from '../src/errors.js';
 import {
   Field,
   Int64,
@@ -66,3 +67,14 @@ export function rowsOf(batch: RecordBatch): Row[] {
 export const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);
 export const text = (bytes: Uint8Array | null): string | null =>
   bytes === null ? null : new TextDecoder().decode(bytes);
+
+/** What `run` throws, for assertions on its fields; fails when it returns. */
+export function thrown(run: () => unknown): FlightError {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof FlightError) return error;
+    throw error;
+  }
+  throw new Error('expected a FlightError, nothing was thrown');
+}
