@@ -135,48 +135,68 @@ async function serveDoPut(
   handlers: FlightServerHandlers,
 ): Promise<void> {
   await serve(call, 'DoPut', handlers.doPut, async (doPut) => {
-    let reader: FlightBatchReader | undefined;
-    let descriptor: FlightDescriptor | undefined;
-    let index = 0;
-    let seq = 0;
     const pending: Promise<void>[] = [];
-    let failure: Error | undefined;
-    for await (const bytes of call) {
-      const data = atMessage(() => decodeFlightData(bytes as Uint8Array), 'DoPut', index);
-      index += 1;
-      if (reader === undefined) {
-        descriptor = data.descriptor;
-        if (descriptor === undefined) {
-          throw new FlightError(
-            'TWG_FLIGHT_DATA_INVALID',
-            'the first FlightData has no descriptor',
-            {
-              call: 'DoPut',
-              message: 0,
-            },
-          );
+    // Messages are taken from 'data' events, not an async iterator: an
+    // iterator destroys the duplex when the call fails, and a destroyed call
+    // never sends its status. Each message is handled synchronously; the
+    // handler's promises are what the call waits for before it ends.
+    await new Promise<void>((resolve, reject) => {
+      const stop = (cause: unknown) => {
+        call.off('data', onData);
+        call.pause();
+        reject(cause instanceof Error ? cause : new Error(String(cause)));
+      };
+      const onData = (bytes: Uint8Array) => {
+        try {
+          const put = puts.next(bytes);
+          if (put !== undefined) {
+            pending.push(
+              doPut(put).then((result) =>
+                send(call, encodeSingleBytes(result ?? new Uint8Array(0))),
+              ),
+            );
+            pending.at(-1)?.catch(stop);
+          }
+        } catch (cause) {
+          stop(cause);
         }
-        reader = new FlightBatchReader(`DoPut ${describeDescriptor(descriptor)}`);
-      }
-      const batch = reader.read(data);
-      if (batch === undefined || descriptor === undefined || reader.schema === undefined) continue;
-      seq += 1;
-      const appMetadata = data.appMetadata.byteLength === 0 ? null : data.appMetadata;
-      const put = { descriptor, schema: reader.schema, batch, appMetadata, seq };
-      pending.push(
-        doPut(put).then(
-          (result) => send(call, encodeSingleBytes(result ?? new Uint8Array(0))),
-          (cause: unknown) => {
-            failure ??= cause instanceof Error ? cause : new Error(String(cause));
-            call.emit('error', statusOf(cause));
-          },
-        ),
-      );
-      if (failure !== undefined) break;
-    }
+      };
+      const puts = new PutReader();
+      call.on('data', onData);
+      call.once('end', resolve);
+    });
     await Promise.all(pending);
-    if (failure !== undefined) throw failure;
   });
+}
+
+/** The batches of one DoPut call, from its FlightData in order: the first names the descriptor. */
+class PutReader {
+  private reader: FlightBatchReader | undefined;
+  private descriptor: FlightDescriptor | undefined;
+  private index = 0;
+  private seq = 0;
+
+  next(bytes: Uint8Array): FlightPutBatch | undefined {
+    const data = atMessage(() => decodeFlightData(bytes), 'DoPut', this.index);
+    this.index += 1;
+    if (this.reader === undefined) {
+      this.descriptor = data.descriptor;
+      if (this.descriptor === undefined) {
+        throw new FlightError('TWG_FLIGHT_DATA_INVALID', 'the first FlightData has no descriptor', {
+          call: 'DoPut',
+          message: 0,
+        });
+      }
+      this.reader = new FlightBatchReader(`DoPut ${describeDescriptor(this.descriptor)}`);
+    }
+    const batch = this.reader.read(data);
+    const { schema } = this.reader;
+    if (batch === undefined || this.descriptor === undefined || schema === undefined)
+      return undefined;
+    this.seq += 1;
+    const appMetadata = data.appMetadata.byteLength === 0 ? null : data.appMetadata;
+    return { descriptor: this.descriptor, schema, batch, appMetadata, seq: this.seq };
+  }
 }
 
 async function serveDoAction(
@@ -241,6 +261,8 @@ function statusOf(cause: unknown): { code: number; details: string } {
 
 /** Writes one message, waiting while the call's buffer is full (gRPC flow control). */
 function send(call: Writable, bytes: Uint8Array): Promise<void> {
+  // A call that already ended (failed, or cancelled) takes nothing more.
+  if (call.writableEnded || call.destroyed) return Promise.resolve();
   if (call.write(bytes)) return Promise.resolve();
   return new Promise<void>((resolve) => {
     const done = () => {

@@ -78,3 +78,34 @@ export function thrown(run: () => unknown): FlightError {
   }
   throw new Error('expected a FlightError, nothing was thrown');
 }
+
+/** A promise and its resolvers, for handlers a test settles by hand. */
+export interface Deferred<T> {
+  readonly promise: Promise<T>;
+  readonly resolve: (value: T) => void;
+  readonly reject: (error: Error) => void;
+}
+
+export function deferred<T>(): Deferred<T> {
+  let resolve: (value: T) => void = () => undefined;
+  let reject: (error: Error) => void = () => undefined;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+/** What an async iteration rejects with (a FlightError), after the items it gave. */
+export async function collectUntilFailure<T>(
+  items: AsyncIterable<T>,
+): Promise<{ readonly items: T[]; readonly error: FlightError }> {
+  const got: T[] = [];
+  try {
+    for await (const item of items) got.push(item);
+  } catch (error) {
+    if (error instanceof FlightError) return { items: got, error };
+    throw error;
+  }
+  throw new Error(`expected a FlightError after ${got.length} items, the iteration ended`);
+}
