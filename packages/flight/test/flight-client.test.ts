@@ -1,5 +1,11 @@
 import { createServer } from 'node:net';
-import { Server, ServerCredentials, status, type ServerWritableStream } from '@grpc/grpc-js';
+import {
+  Server,
+  ServerCredentials,
+  status,
+  type ServerDuplexStream,
+  type ServerWritableStream,
+} from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { flightClient, type FlightClient } from '../src/flight-client.js';
 import { batchFlightData, schemaFlightData } from '../src/flight-data-framing.js';
@@ -48,6 +54,21 @@ const batches: Row[][] = [
     { id: 7n, payload: null, ts: 7 },
   ],
 ];
+/**
+ * Whether `p` is still unsettled once every callback already due has run:
+ * a write that can go resolves within the microtasks and I/O callbacks
+ * before the next check phase (setImmediate); a held one waits for 'drain'.
+ */
+async function isPending(p: Promise<unknown>): Promise<boolean> {
+  let settled = false;
+  void p.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  return !settled;
+}
+
 /** The next item of `items` as text; fails when the iteration has ended. */
 async function nextText(items: AsyncIterator<Uint8Array>): Promise<string | null> {
   const next = await items.next();
@@ -251,21 +272,64 @@ describe('DoPut', () => {
     await expect(put.write(rowsBatch(batches[2] ?? []))).rejects.toBe(error);
   });
 
-  it('waits for flow control instead of buffering without bound', async () => {
-    const { client } = await serve({ doPut: () => Promise.resolve(null) });
-    const put = client.doPut(DATASET, ROWS_SCHEMA);
-    // Large batches: the stream's buffer fills and writes wait for 'drain'; all arrive.
-    const big = rowsBatch(
-      Array.from({ length: 20_000 }, (_, i) => ({ id: BigInt(i), payload: 'x'.repeat(50), ts: i })),
+  it('holds a write while the server does not read, and lets it go when it reads again', async () => {
+    // A server of our own that stops reading DoPut until the test lets it.
+    const reading = deferred<undefined>();
+    const received = deferred<number>();
+    const server = new Server();
+    server.addService(flightServiceDefinition(['DoPut']), {
+      DoPut: (call: ServerDuplexStream<Uint8Array, Uint8Array>) => {
+        call.pause();
+        let count = 0;
+        void reading.promise.then(() => {
+          call.on('data', () => (count += 1));
+          call.on('end', () => {
+            received.resolve(count);
+            call.end();
+          });
+          call.resume();
+        });
+      },
+    });
+    const port = await new Promise<number>((resolve, reject) =>
+      server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (e, p) =>
+        e ? reject(e) : resolve(p),
+      ),
     );
-    for (let i = 0; i < 20; i += 1) await put.write(big);
-    put.end();
-    let count = 0;
-    for await (const result of put.results) {
-      expect(result.byteLength).toBe(0);
-      count += 1;
+    cleanups.push(() => server.forceShutdown());
+    const client = flightClient(`grpc://127.0.0.1:${port}`);
+    cleanups.push(() => client.close());
+    const put = client.doPut(DATASET, ROWS_SCHEMA);
+    const big = rowsBatch(
+      Array.from({ length: 5_000 }, (_, i) => ({ id: BigInt(i), payload: 'x'.repeat(40), ts: i })),
+    );
+    let held: Promise<void> | undefined;
+    let writes = 0;
+    // Bounded: HTTP/2 windows and the stream's buffer hold a few MiB at most.
+    while (held === undefined && writes < 1_000) {
+      const write = put.write(big);
+      writes += 1;
+      if (await isPending(write)) held = write;
+      else await write;
     }
-    expect(count).toBe(20);
+    expect(held).toBeDefined();
+    expect(writes).toBeGreaterThan(1); // the first writes went straight through
+    expect(await isPending(held ?? Promise.resolve())).toBe(true); // and this one stays held
+    reading.resolve(undefined);
+    await held;
+    put.end();
+    expect(await received.promise).toBe(writes + 1); // the schema message, then every batch
+  });
+
+  it('is cancelled by its signal: writes and results fail with TWG_FLIGHT_CANCELLED', async () => {
+    const { client } = await serve({ doPut: () => new Promise(() => undefined) });
+    const abort = new AbortController();
+    const put = client.doPut(DATASET, ROWS_SCHEMA, abort.signal);
+    await put.write(rowsBatch(batches[0] ?? []));
+    abort.abort(new Error('stop'));
+    const { error } = await collectUntilFailure(put.results);
+    expect(error).toMatchObject({ code: 'TWG_FLIGHT_CANCELLED', call: 'DoPut path orders' });
+    await expect(put.write(rowsBatch(batches[0] ?? []))).rejects.toBe(error);
   });
 
   it('refuses a write after end and a batch of another schema', async () => {
