@@ -262,15 +262,15 @@ function statusOf(cause: unknown): { code: number; details: string } {
 /** Writes one message, waiting while the call's buffer is full (gRPC flow control). */
 function send(call: Writable, bytes: Uint8Array): Promise<void> {
   // A call that already ended (failed, or cancelled) takes nothing more.
-  if (call.writableEnded || call.destroyed) return Promise.resolve();
+  if (call.writableEnded || call.destroyed || call.cancelled) return Promise.resolve();
   if (call.write(bytes)) return Promise.resolve();
+  // A cancelled call never drains: its end releases the writer too.
+  const events = ['drain', 'close', 'cancelled', 'error'] as const;
   return new Promise<void>((resolve) => {
     const done = () => {
-      call.off('drain', done);
-      call.off('close', done);
+      for (const event of events) call.off(event, done);
       resolve();
     };
-    call.on('drain', done);
-    call.on('close', done);
+    for (const event of events) call.on(event, done);
   });
 }

@@ -116,6 +116,32 @@ describe('DoGet', () => {
     await serverSawCancel.promise;
   });
 
+  it('releases a server blocked on flow control when the client cancels', async () => {
+    const serverFinished = deferred<undefined>();
+    const big = rowsBatch(
+      Array.from({ length: 5_000 }, (_, i) => ({ id: BigInt(i), payload: 'y'.repeat(40), ts: i })),
+    );
+    const client = await serve({
+      doGet: () => ({
+        schema: ROWS_SCHEMA,
+        batches: (async function* () {
+          try {
+            for (;;) yield { batch: big };
+          } finally {
+            serverFinished.resolve(undefined);
+          }
+        })(),
+      }),
+    });
+    const abort = new AbortController();
+    const iterator = client.doGet(utf8('firehose'), abort.signal)[Symbol.asyncIterator]();
+    expect((await iterator.next()).done).toBe(false);
+    // The client reads no more: the server's writes fill the window and wait for 'drain'.
+    abort.abort(new Error('enough'));
+    await expect(iterator.next()).rejects.toMatchObject({ code: 'TWG_FLIGHT_CANCELLED' });
+    await serverFinished.promise;
+  });
+
   it('stops the call when the consumer leaves the loop early', async () => {
     const serverSawCancel = deferred<undefined>();
     const client = await serve({
