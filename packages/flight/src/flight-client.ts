@@ -13,12 +13,27 @@ import {
   type FlightInfo,
 } from './flight-messages.js';
 import { FlightPut } from './flight-put.js';
-import { callError, methodPath, rawDeserialize, rawSerialize } from './flight-service.js';
+import {
+  DEFAULT_MAX_MESSAGE_BYTES,
+  callError,
+  messageLimits,
+  methodPath,
+  rawDeserialize,
+  rawSerialize,
+} from './flight-service.js';
 
 /** One record batch of a DoGet, with the app_metadata of its FlightData (null when it has none). */
 export interface FlightBatch {
   readonly batch: RecordBatch;
   readonly appMetadata: Uint8Array | null;
+}
+
+export interface FlightClientOptions {
+  /**
+   * The largest message sent or received, in bytes (default 64 MiB): a
+   * FlightData beyond it fails its call with RESOURCE_EXHAUSTED.
+   */
+  readonly maxMessageBytes?: number;
 }
 
 /**
@@ -34,8 +49,9 @@ export class FlightClient {
     private readonly client: Client,
   ) {}
 
-  static connect(url: string): FlightClient {
-    return new FlightClient(url, new Client(addressOf(url), credentials.createInsecure()));
+  static connect(url: string, options: FlightClientOptions = {}): FlightClient {
+    const limits = messageLimits(options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES);
+    return new FlightClient(url, new Client(addressOf(url), credentials.createInsecure(), limits));
   }
 
   /**
@@ -156,8 +172,8 @@ export class FlightClient {
 }
 
 /** `flightClient('grpc://127.0.0.1:8815')`: see FlightClient. */
-export function flightClient(url: string): FlightClient {
-  return FlightClient.connect(url);
+export function flightClient(url: string, options: FlightClientOptions = {}): FlightClient {
+  return FlightClient.connect(url, options);
 }
 
 function addressOf(url: string): string {

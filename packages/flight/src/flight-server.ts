@@ -20,7 +20,12 @@ import {
   type FlightDescriptor,
   type FlightInfo,
 } from './flight-messages.js';
-import { flightServiceDefinition, type FlightMethod } from './flight-service.js';
+import {
+  DEFAULT_MAX_MESSAGE_BYTES,
+  flightServiceDefinition,
+  messageLimits,
+  type FlightMethod,
+} from './flight-service.js';
 
 /** One batch a DoGet handler streams, with the app_metadata of its FlightData. */
 export interface FlightBatchOut {
@@ -79,10 +84,14 @@ export interface FlightServer {
 /**
  * A Flight server on 127.0.0.1 and a free port, for tests and small
  * services: DoGet, DoPut, DoAction and ListFlights from plain handlers, each
- * write waiting for gRPC flow control.
+ * write waiting for gRPC flow control. `maxMessageBytes` bounds each message
+ * as the client's option does (default 64 MiB).
  */
-export async function flightServer(handlers: FlightServerHandlers): Promise<FlightServer> {
-  const server = new Server();
+export async function flightServer(
+  handlers: FlightServerHandlers,
+  options: { readonly maxMessageBytes?: number } = {},
+): Promise<FlightServer> {
+  const server = new Server(messageLimits(options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES));
   const methods: FlightMethod[] = ['DoGet', 'DoPut', 'DoAction', 'ListFlights'];
   const implementation: UntypedServiceImplementation = {
     DoGet: (call: ServerWritableStream<Uint8Array, Uint8Array>) => void serveDoGet(call, handlers),

@@ -15,6 +15,27 @@ import { FlightError } from './errors.js';
  */
 export const FLIGHT_SERVICE = 'arrow.flight.protocol.FlightService';
 
+/**
+ * The largest gRPC message either side takes or sends unless told otherwise.
+ * grpc-js's own default (4 MiB received) refuses ordinary Arrow batches; no
+ * bound at all would let a peer make us buffer anything it declares.
+ */
+export const DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+
+/** grpc-js channel options for a message bound. */
+export function messageLimits(maxMessageBytes: number): Record<string, number> {
+  if (!Number.isSafeInteger(maxMessageBytes) || maxMessageBytes < 1) {
+    throw new FlightError(
+      'TWG_FLIGHT_MISUSE',
+      `maxMessageBytes ${maxMessageBytes} is not a positive integer`,
+    );
+  }
+  return {
+    'grpc.max_receive_message_length': maxMessageBytes,
+    'grpc.max_send_message_length': maxMessageBytes,
+  };
+}
+
 export type FlightMethod = 'DoGet' | 'DoPut' | 'DoAction' | 'ListFlights' | 'ListActions';
 
 const SHAPES: Record<

@@ -2,6 +2,7 @@ export * from './errors.js';
 export * from './flight-messages.js';
 export { ipcMessageOf, FlightBatchReader } from './flight-data-framing.js';
 export {
+  DEFAULT_MAX_MESSAGE_BYTES,
   FLIGHT_SERVICE,
   flightServiceDefinition,
   methodPath,

@@ -189,3 +189,20 @@ describe('DoAction, ListFlights', () => {
     });
   });
 });
+
+describe('message size', () => {
+  it('refuses a FlightData beyond maxMessageBytes with RESOURCE_EXHAUSTED, naming the call', async () => {
+    const client = await serve({ doPut: () => Promise.resolve(null) }, { maxMessageBytes: 4096 });
+    const put = client.doPut(DATASET, ROWS_SCHEMA);
+    const big = rowsBatch(
+      Array.from({ length: 200 }, (_, i) => ({ id: BigInt(i), payload: 'z'.repeat(40), ts: i })),
+    );
+    await put.write(big);
+    const { error } = await collectUntilFailure(put.results);
+    expect(error).toMatchObject({
+      code: 'TWG_FLIGHT_CALL_FAILED',
+      grpcCode: status.RESOURCE_EXHAUSTED,
+      call: 'DoPut path orders',
+    });
+  });
+});

@@ -12,7 +12,10 @@ import { text, type Row } from './fixtures.js';
  * hand-written methods (to send what our helper never would).
  */
 export function flightHarness(): {
-  serve: (handlers: FlightServerHandlers) => Promise<FlightClient>;
+  serve: (
+    handlers: FlightServerHandlers,
+    options?: { readonly maxMessageBytes?: number },
+  ) => Promise<FlightClient>;
   serveRaw: (
     methods: readonly FlightMethod[],
     impl: UntypedServiceImplementation,
@@ -30,8 +33,8 @@ export function flightHarness(): {
   };
   return {
     connect,
-    serve: async (handlers) => {
-      const server = await flightServer(handlers);
+    serve: async (handlers, options) => {
+      const server = await flightServer(handlers, options);
       cleanups.push(() => server.close());
       return connect(server.url);
     },
