@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import * as cli from '@thalweg/cli';
 import * as core from '@thalweg/connector-core';
 import * as contracts from '@thalweg/contracts';
+import * as flight from '@thalweg/flight';
 import * as otel from '@thalweg/otel';
 import * as offsets from '@thalweg/offset-store';
 import * as leveldb from '@thalweg/offset-store/leveldb';
@@ -30,6 +31,7 @@ const entries: Record<string, object> = {
   cli,
   core,
   contracts,
+  flight,
   offsets,
   leveldb,
   postgres,
