@@ -96,7 +96,7 @@ export function checkFooterBounds(
   };
 }
 
-/** A bounds-checked FlatBuffers walker over one flatbuffer; failures name `offset + position`. */
+/** A bounds-checked FlatBuffers walker over one flatbuffer; failures name `offset`, where its message starts. */
 export class Bounds {
   private readonly view: DataView;
   private fieldsSeen = 0;
@@ -261,7 +261,17 @@ export class Bounds {
     }
   }
 
+  /**
+   * The refusal names where the message (or footer) starts, never
+   * `offset + at`: `at` may come from the corrupt bytes themselves (a
+   * garbage reference gives a position billions of bytes away), so it is
+   * only told, in the reason, when it lies inside the flatbuffer.
+   */
   private fail(at: number, reason: string): never {
-    throw new ArrowBatchError('TWG_ARROW_IPC_INVALID', reason, { offset: this.offset + at });
+    const where =
+      Number.isSafeInteger(at) && at >= 0 && at < this.bytes.byteLength
+        ? ` (flatbuffer byte ${at})`
+        : '';
+    throw new ArrowBatchError('TWG_ARROW_IPC_INVALID', reason + where, { offset: this.offset });
   }
 }

@@ -72,6 +72,31 @@ describe('IpcStreamDecoder', () => {
     expect(refusal(() => d.next())).toBe(error);
   });
 
+  it('names the message start when garbage inside its metadata points far away', () => {
+    // What pyarrow's test producer sends for --malformed-at-batch: a framed
+    // message whose 32-byte "flatbuffer" is 0xa5 throughout, so every
+    // reference read from it lands billions of bytes past the metadata.
+    const bytes = threeBatches();
+    const offsets = drain(bytes, bytes.byteLength).flatMap((i) =>
+      i.kind === 'batch' ? [i.offset] : [],
+    );
+    const garbage = new Uint8Array(40).fill(0xa5);
+    new DataView(garbage.buffer).setUint32(0, 0xffffffff, true);
+    new DataView(garbage.buffer).setInt32(4, 32, true);
+    const bad = new Uint8Array(offsets[1]! + garbage.byteLength);
+    bad.set(bytes.subarray(0, offsets[1]));
+    bad.set(garbage, offsets[1]);
+    const d = new IpcStreamDecoder({ maxMessageBytes: 1 << 20 });
+    d.push(bad);
+    expect(d.next().kind).toBe('schema');
+    expect(d.next().kind).toBe('batch');
+    const error = refusal(() => d.next());
+    expect(error.code).toBe('TWG_ARROW_IPC_INVALID');
+    expect(error.offset).toBe(offsets[1]);
+    expect(error.message).toContain(`byte ${offsets[1]}`);
+    expect(error.message).toMatch(/record batch 1/);
+  });
+
   it('refuses a truncated stream at the message it cuts, and bytes after the end marker', () => {
     const bytes = threeBatches();
     const cut = new IpcStreamDecoder({ maxMessageBytes: 1 << 20 });
