@@ -12,7 +12,7 @@
 # ${THALWEG_SERVICES_DIR:-<repo>/.cache/services}/s3.  The venv is built once
 # from s3/requirements.txt (pinned) and reused without network access while
 # the pins and the Python version stay the same.  Data is in memory only: it
-# is lost when the server stops.
+# is lost when the server stops.  The port is 39000 (THALWEG_S3_PORT).
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -26,7 +26,7 @@ REQS="$HERE/s3/requirements.txt"
 SERVE="$HERE/s3/serve.py"
 
 HOST=127.0.0.1
-PORT=39000
+PORT="${THALWEG_S3_PORT:-39000}"
 ENDPOINT="http://$HOST:$PORT"
 START_TIMEOUT="${THALWEG_S3_START_TIMEOUT:-60}"
 PYTHON="${THALWEG_PYTHON:-python3}"
@@ -176,7 +176,7 @@ cmd_up() {
   fi
   rm -f "$PIDFILE"
   if port_open; then
-    die "port $PORT on $HOST is in use by a process this script did not start"
+    die "port $PORT on $HOST is in use by a process this script did not start (set THALWEG_S3_PORT)"
   fi
   ensure_venv
   start_server
