@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import * as cli from '@thalweg/cli';
 import * as core from '@thalweg/connector-core';
 import * as contracts from '@thalweg/contracts';
+import * as coordination from '@thalweg/coordination';
 import * as flight from '@thalweg/flight';
 import * as otel from '@thalweg/otel';
 import * as offsets from '@thalweg/offset-store';
@@ -31,6 +32,7 @@ const entries: Record<string, object> = {
   cli,
   core,
   contracts,
+  coordination,
   flight,
   offsets,
   leveldb,

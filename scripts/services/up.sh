@@ -18,10 +18,11 @@ declare -A own=(
   [prometheus]=THALWEG_PROMETHEUS_URL
   [pulsar]=THALWEG_PULSAR_URL
   [flight]=THALWEG_FLIGHT_URL
+  [etcd]=THALWEG_ETCD_ENDPOINTS
 )
 declare -A pids=()
 
-for name in postgres kafka s3 prometheus pulsar flight; do
+for name in postgres kafka s3 prometheus pulsar flight etcd; do
   var=${own[$name]}
   if [ -n "${!var:-}" ]; then
     echo "$name: using $var=${!var} from the environment" >&2
@@ -75,4 +76,4 @@ if [ ${#failed[@]} -gt 0 ]; then
   echo "services:up failed: ${failed[*]} (see the messages above)" >&2
   exit 1
 fi
-cat "$out/postgres" "$out/kafka" "$out/s3" "$out/prometheus" "$out/pulsar" "$out/flight"
+cat "$out/postgres" "$out/kafka" "$out/s3" "$out/prometheus" "$out/pulsar" "$out/flight" "$out/etcd"

@@ -1,0 +1,125 @@
+import type { Lease } from '@thalweg/offset-store';
+
+/**
+ * The coordination tier behind one interface, whatever the mode: 0 (off),
+ * 1 (one node in this process, backed up to object storage) or 3, 5, 7 (an
+ * etcd cluster of that size). See ADR 0035.
+ *
+ * Nothing held here is the sole record of anything that matters: leases
+ * expire anyway, the expiring set serves best-effort content dedup, and
+ * coverage is durable in the offset store. Losing this state costs waiting
+ * out a TTL or a missed dedup, never a record.
+ */
+export interface Coordination {
+  readonly mode: CoordinationMode;
+  /** Leases with a TTL and a fencing token (the offset store's `Lease`). */
+  readonly leases: Leases;
+  /** Leader election (the recovery driver), built on `leases`. */
+  readonly election: Election;
+  /** Who is running: a TTL'd key per member, kept alive while it runs. */
+  readonly membership: Membership;
+  readonly counters: Counters;
+  /**
+   * The bounded expiring set named `name` (content dedup's seen-set). Mode 0
+   * has none: asking for it is a ConfigError naming `coordination.mode`.
+   */
+  expiringSet(name: string, options?: ExpiringSetOptions): ExpiringSet;
+  /** The last health seen (watched while running), without a round trip. */
+  health(): CoordinationHealth;
+  /** Stops the watches; mode 1 takes a last backup first. */
+  close(): Promise<void>;
+}
+
+export type CoordinationMode = 0 | 1 | 3 | 5 | 7;
+
+export type { Lease };
+
+/**
+ * Exclusive TTL'd claims of a key. A claim takes a fencing token larger than
+ * every earlier claim's of that key, so a holder whose lease lapsed and was
+ * claimed again fails its next renew (null) and must stop.
+ */
+export interface Leases {
+  /** Claims `key` if nobody holds it live (never re-entrant); null otherwise. */
+  acquire(key: string, holder: string, ttlMs: number): Promise<Lease | null>;
+  /** Extends a lease to `ttlMs` from now; null if it was lost. */
+  renew(lease: Lease, ttlMs: number): Promise<Lease | null>;
+  /** Gives the key up at once; a no-op if it was lost. */
+  release(lease: Lease): Promise<void>;
+  /** The live lease on `key`, or null. */
+  holder(key: string): Promise<Lease | null>;
+}
+
+/** The leader of an election is the holder of its lease. */
+export interface Election {
+  /** Becomes leader of `election` if it has none; null while another leads. */
+  campaign(election: string, candidate: string, ttlMs: number): Promise<Lease | null>;
+  /** Keeps leading (a renew): null once leadership was lost. */
+  keep(leadership: Lease, ttlMs: number): Promise<Lease | null>;
+  resign(leadership: Lease): Promise<void>;
+  leader(election: string): Promise<Lease | null>;
+  /**
+   * Calls `listener` with the current leader (or null) on every change seen,
+   * checked on the coordination's scheduler; returns the unsubscribe.
+   */
+  observe(election: string, listener: (leader: Lease | null) => void): () => void;
+}
+
+export interface Member {
+  readonly id: string;
+  /** What the member says about itself (its roles, an address). */
+  readonly info: string;
+}
+
+export interface Membership {
+  /**
+   * Registers `id` under a key that expires `ttlMs` after the member stops
+   * (it is kept alive while this process runs); `leave` removes it at once.
+   */
+  join(id: string, ttlMs: number, info?: string): Promise<{ leave(): Promise<void> }>;
+  /** The live members, sorted by id. */
+  members(): Promise<Member[]>;
+}
+
+export interface Counters {
+  /** Adds `delta` (a safe integer) and answers the new value. */
+  add(name: string, delta: number): Promise<number>;
+  /** The value, 0 if never added to. */
+  get(name: string): Promise<number>;
+}
+
+export interface ExpiringSetOptions {
+  /**
+   * Most keys held; adding beyond it evicts the oldest first. Eviction only
+   * makes a key read as unseen (a missed dedup), never the reverse.
+   */
+  readonly maxEntries?: number;
+}
+
+/**
+ * A bounded set of keys that each expire a TTL after they were added, with
+ * exact membership: never a probabilistic filter, whose false positive
+ * would drop a legitimate record. Operations are bulk, one call per batch.
+ */
+export interface ExpiringSet {
+  /** For each key, whether it is in the set (added, not expired, not evicted). */
+  hasMany(keys: readonly string[]): Promise<boolean[]>;
+  /** Adds every key (again: its TTL restarts) to expire `ttlMs` from now. */
+  addMany(keys: readonly string[], ttlMs: number): Promise<void>;
+  /** How many keys are held (expired ones may still be counted until swept). */
+  size(): Promise<number>;
+}
+
+export type CoordinationHealth =
+  | { readonly kind: 'off' }
+  /** Mode 1; `lastBackupAt` is null before the first backup. */
+  | { readonly kind: 'single-node'; readonly lastBackupAt: number | null }
+  /** Writes commit: `reachable` of `members` answer (at least a majority). */
+  | { readonly kind: 'quorum'; readonly members: number; readonly reachable: number }
+  /** Writes cannot commit: leases wait out their TTL, dedup is off. */
+  | {
+      readonly kind: 'no-quorum';
+      readonly members: number;
+      readonly reachable: number;
+      readonly reason: string;
+    };

@@ -1,0 +1,186 @@
+import type { Lease } from '@thalweg/offset-store';
+import type {
+  Coordination,
+  CoordinationHealth,
+  CoordinationMode,
+  ExpiringSet,
+  ExpiringSetOptions,
+  Leases,
+} from '../coordination.js';
+import { leaseElection } from '../election.js';
+import { CoordinationError, invalidInput } from '../errors.js';
+import { checkDelta, checkKeys, checkName, checkTtl } from '../input.js';
+import { intervalScheduler, type Scheduler } from '../scheduler.js';
+import { MemoryState } from './memory-state.js';
+
+/** A set's bound unless told: about 100 MB of 64-character hashes. */
+export const DEFAULT_MAX_SET_ENTRIES = 1_000_000;
+
+export interface InMemoryCoordinationOptions {
+  readonly now?: () => number;
+  readonly scheduler?: Scheduler;
+  /** How often expiry is swept, members kept alive and leaders observed; 1 s unless told. */
+  readonly tickMs?: number;
+}
+
+/**
+ * Coordination held in this process: the fake for tests and users, and the
+ * core of mode 1 (which adds the backup). Every answer is exact and
+ * immediate; time is the injected clock.
+ */
+export class MemoryCoordination implements Coordination {
+  readonly mode: CoordinationMode = 1;
+  readonly leases: Leases;
+  readonly election;
+  readonly membership;
+  readonly counters;
+  private readonly stops: (() => void)[] = [];
+  private closed = false;
+
+  constructor(
+    readonly state: MemoryState,
+    private readonly options: { now: () => number; scheduler: Scheduler; tickMs: number },
+    private readonly healthOf: () => CoordinationHealth = () => ({
+      kind: 'single-node',
+      lastBackupAt: null,
+    }),
+    /** Runs once on close, after every periodic task stopped (mode 1's last backup). */
+    private readonly onClose: () => Promise<void> = async () => undefined,
+  ) {
+    const s = state;
+    const use = <T>(run: () => T): Promise<T> => {
+      if (this.closed) {
+        return Promise.reject(
+          new CoordinationError('TWG_COORDINATION_CLOSED', 'the coordination was closed'),
+        );
+      }
+      try {
+        return Promise.resolve(run());
+      } catch (e) {
+        return Promise.reject(e instanceof Error ? e : new Error(String(e)));
+      }
+    };
+    this.leases = {
+      acquire: (key, holder, ttlMs) =>
+        use(() => {
+          checkName(key, 'key');
+          checkName(holder, 'holder');
+          checkTtl(ttlMs);
+          return s.acquire(key, holder, ttlMs);
+        }),
+      renew: (lease, ttlMs) =>
+        use(() => {
+          checkLease(lease);
+          checkTtl(ttlMs);
+          return s.renew(lease, ttlMs);
+        }),
+      release: (lease) =>
+        use(() => {
+          checkLease(lease);
+          s.release(lease);
+        }),
+      holder: (key) =>
+        use(() => {
+          checkName(key, 'key');
+          return s.holder(key);
+        }),
+    };
+    this.election = leaseElection(this.leases, options.scheduler, options.tickMs);
+    this.membership = {
+      join: (id: string, ttlMs: number, info = '') =>
+        use(() => {
+          checkName(id, 'id');
+          checkTtl(ttlMs);
+          s.putMember(id, info, ttlMs);
+          // Kept alive on every tick while this process runs, as etcd keeps a lease alive.
+          const stop = options.scheduler.every(options.tickMs, () => s.putMember(id, info, ttlMs));
+          this.stops.push(stop);
+          return {
+            leave: () =>
+              use(() => {
+                stop();
+                s.removeMember(id);
+              }),
+          };
+        }),
+      members: () => use(() => s.liveMembers()),
+    };
+    this.counters = {
+      add: (name: string, delta: number) =>
+        use(() => {
+          checkName(name, 'name');
+          checkDelta(delta);
+          return s.add(name, delta);
+        }),
+      get: (name: string) =>
+        use(() => {
+          checkName(name, 'name');
+          return s.get(name);
+        }),
+    };
+    this.stops.push(options.scheduler.every(options.tickMs, () => s.sweep()));
+    this.use = use;
+  }
+
+  private readonly use: <T>(run: () => T) => Promise<T>;
+
+  expiringSet(name: string, options: ExpiringSetOptions = {}): ExpiringSet {
+    checkName(name, 'name');
+    const max = checkMaxEntries(options.maxEntries);
+    const s = this.state;
+    return {
+      hasMany: (keys) =>
+        this.use(() => {
+          checkKeys(keys);
+          return s.hasMany(name, keys);
+        }),
+      addMany: (keys, ttlMs) =>
+        this.use(() => {
+          checkKeys(keys);
+          checkTtl(ttlMs);
+          s.addMany(name, keys, ttlMs, max);
+        }),
+      size: () => this.use(() => s.setSize(name)),
+    };
+  }
+
+  health(): CoordinationHealth {
+    return this.healthOf();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const stop of this.stops.splice(0)) stop();
+    await this.onClose();
+  }
+}
+
+/** The fake: mode 1's behaviour with no backup. */
+export function inMemoryCoordination(options: InMemoryCoordinationOptions = {}): Coordination {
+  const now = options.now ?? Date.now;
+  return new MemoryCoordination(new MemoryState(now), {
+    now,
+    scheduler: options.scheduler ?? intervalScheduler,
+    tickMs: options.tickMs ?? 1000,
+  });
+}
+
+export function checkMaxEntries(max: unknown): number {
+  if (max === undefined) return DEFAULT_MAX_SET_ENTRIES;
+  if (typeof max !== 'number' || !Number.isSafeInteger(max) || max < 1) {
+    throw invalidInput('maxEntries', `${JSON.stringify(max)} is not a positive whole number`);
+  }
+  return max;
+}
+
+export function checkLease(lease: unknown): asserts lease is Lease {
+  if (typeof lease !== 'object' || lease === null) throw invalidInput('lease', 'is not a lease');
+  const l = lease as Record<string, unknown>;
+  checkName(l['key'], 'key');
+  checkName(l['holder'], 'holder');
+  const token = l['token'];
+  if (typeof token !== 'number' || !Number.isSafeInteger(token) || token <= 0) {
+    throw invalidInput('lease.token', `${String(token)} is not a positive safe integer`);
+  }
+}

@@ -1,0 +1,183 @@
+import type { Lease } from '@thalweg/offset-store';
+import { CoordinationError } from '../errors.js';
+
+interface HeldLease {
+  readonly holder: string;
+  readonly token: number;
+  readonly expiresAt: number;
+}
+
+/**
+ * Everything mode 1 (and the in-memory fake) holds, on the injected clock:
+ * leases with the last token of every key ever claimed (tokens only grow,
+ * across a backup and restore too), members, expiring sets and counters.
+ * Expired entries are dropped when read and by `sweep`.
+ */
+export class MemoryState {
+  private readonly leases = new Map<string, HeldLease>();
+  private readonly tokens = new Map<string, number>();
+  private readonly members = new Map<string, { info: string; expiresAt: number }>();
+  /** Per set, key -> expiry, in the order added (a re-add moves a key last): eviction takes the first. */
+  private readonly sets = new Map<string, Map<string, number>>();
+  private readonly counters = new Map<string, number>();
+
+  constructor(private readonly now: () => number) {}
+
+  acquire(key: string, holder: string, ttlMs: number): Lease | null {
+    if (this.live(key) !== null) return null;
+    const token = (this.tokens.get(key) ?? 0) + 1;
+    this.tokens.set(key, token);
+    const held = { holder, token, expiresAt: this.now() + ttlMs };
+    this.leases.set(key, held);
+    return { key, ...held };
+  }
+
+  renew(lease: Lease, ttlMs: number): Lease | null {
+    const held = this.live(lease.key);
+    if (held === null || held.holder !== lease.holder || held.token !== lease.token) return null;
+    const next = { ...held, expiresAt: this.now() + ttlMs };
+    this.leases.set(lease.key, next);
+    return { key: lease.key, ...next };
+  }
+
+  /** The lease on `key` if its TTL has not passed (an expired one is dropped). */
+  private live(key: string): HeldLease | null {
+    const held = this.leases.get(key);
+    if (held === undefined) return null;
+    if (held.expiresAt > this.now()) return held;
+    this.leases.delete(key);
+    return null;
+  }
+
+  release(lease: Lease): void {
+    const held = this.leases.get(lease.key);
+    if (held?.holder === lease.holder && held.token === lease.token) this.leases.delete(lease.key);
+  }
+
+  holder(key: string): Lease | null {
+    const held = this.live(key);
+    return held === null ? null : { key, ...held };
+  }
+
+  putMember(id: string, info: string, ttlMs: number): void {
+    this.members.set(id, { info, expiresAt: this.now() + ttlMs });
+  }
+
+  removeMember(id: string): void {
+    this.members.delete(id);
+  }
+
+  liveMembers(): { id: string; info: string }[] {
+    const now = this.now();
+    return [...this.members]
+      .filter(([, m]) => m.expiresAt > now)
+      .map(([id, m]) => ({ id, info: m.info }))
+      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+
+  hasMany(set: string, keys: readonly string[]): boolean[] {
+    const entries = this.sets.get(set);
+    const now = this.now();
+    return keys.map((k) => {
+      const expiresAt = entries?.get(k);
+      return expiresAt !== undefined && expiresAt > now;
+    });
+  }
+
+  addMany(set: string, keys: readonly string[], ttlMs: number, maxEntries: number): void {
+    let entries = this.sets.get(set);
+    if (entries === undefined) this.sets.set(set, (entries = new Map<string, number>()));
+    const expiresAt = this.now() + ttlMs;
+    for (const k of keys) {
+      entries.delete(k);
+      entries.set(k, expiresAt);
+    }
+    for (const k of entries.keys()) {
+      if (entries.size <= maxEntries) break;
+      entries.delete(k);
+    }
+  }
+
+  setSize(set: string): number {
+    return this.sets.get(set)?.size ?? 0;
+  }
+
+  add(name: string, delta: number): number {
+    const value = (this.counters.get(name) ?? 0) + delta;
+    if (!Number.isSafeInteger(value)) {
+      throw new CoordinationError(
+        'TWG_COORDINATION_INVALID',
+        `counter ${name}: ${value} is beyond a safe integer`,
+        undefined,
+        'delta',
+      );
+    }
+    this.counters.set(name, value);
+    return value;
+  }
+
+  get(name: string): number {
+    return this.counters.get(name) ?? 0;
+  }
+
+  /** Drops what has expired, so a backup carries only what is live. */
+  sweep(): void {
+    const now = this.now();
+    for (const [k, l] of this.leases) if (l.expiresAt <= now) this.leases.delete(k);
+    for (const [k, m] of this.members) if (m.expiresAt <= now) this.members.delete(k);
+    for (const entries of this.sets.values()) {
+      for (const [k, e] of entries) if (e <= now) entries.delete(k);
+    }
+  }
+
+  /** The state as a JSON document (version 1), expired entries left out. */
+  snapshot(): string {
+    this.sweep();
+    return JSON.stringify({
+      version: 1,
+      leases: [...this.leases],
+      tokens: [...this.tokens],
+      members: [...this.members],
+      sets: [...this.sets].map(([name, entries]) => [name, [...entries]]),
+      counters: [...this.counters],
+    });
+  }
+
+  /** Replaces the state with a snapshot's; throws TWG_COORDINATION_BACKUP_CORRUPT on anything else. */
+  restore(body: string, where: string): void {
+    let doc: Snapshot;
+    try {
+      doc = JSON.parse(body) as Snapshot;
+      if (doc.version !== 1) throw new Error(`version ${String(doc.version)} is not 1`);
+      const maps = [doc.leases, doc.tokens, doc.members, doc.sets, doc.counters];
+      if (!maps.every(Array.isArray)) throw new Error('a section is not a list');
+    } catch (e) {
+      throw new CoordinationError(
+        'TWG_COORDINATION_BACKUP_CORRUPT',
+        `${where} is not a coordination backup`,
+        e,
+      );
+    }
+    reset(this.leases, doc.leases);
+    reset(this.tokens, doc.tokens);
+    reset(this.members, doc.members);
+    reset(this.counters, doc.counters);
+    this.sets.clear();
+    for (const [name, entries] of doc.sets) this.sets.set(name, new Map(entries));
+    this.sweep();
+  }
+}
+
+interface Snapshot {
+  version: unknown;
+  leases: [string, HeldLease][];
+  tokens: [string, number][];
+  members: [string, { info: string; expiresAt: number }][];
+  sets: [string, [string, number][]][];
+  counters: [string, number][];
+}
+
+function reset<K, V>(map: Map<K, V>, entries: [K, V][]): void {
+  map.clear();
+  for (const [k, v] of entries) map.set(k, v);
+}

@@ -1,0 +1,66 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { waitFor } from '@thalweg/test-services';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { Lease } from '../src/index.js';
+import { openOnEtcd } from './support/etcd-fixture.js';
+
+const script = fileURLToPath(new URL('../../../scripts/services/etcd.sh', import.meta.url));
+const run = promisify(execFile);
+/** Runs `etcd.sh <verb> <member>` on the cluster THALWEG_ETCD_PORT_BASE / THALWEG_SERVICES_DIR name. */
+const member = (verb: 'kill-member' | 'start-member', n: number) =>
+  run('bash', [script, verb, String(n)]);
+
+afterAll(async () => {
+  // Whatever a failed test left down comes back, so the next suite finds three.
+  for (const n of [1, 2, 3]) await member('start-member', n);
+});
+
+describe('etcd faults', () => {
+  it('one member of three killed: coordination continues, health says 2 of 3', async () => {
+    const c = await openOnEtcd({ healthIntervalMs: 100 });
+    const lease = (await c.leases.acquire('w/1', 'pod-a', 5000)) as Lease;
+    await member('kill-member', 3);
+    await waitFor(
+      () => c.health().kind === 'quorum' && (c.health() as { reachable: number }).reachable === 2,
+      () => `health 2 of 3 (now ${JSON.stringify(c.health())})`,
+    );
+    expect(await c.leases.renew(lease, 5000)).toMatchObject({ token: lease.token });
+    await c.expiringSet('seen').addMany(['h1'], 60_000);
+    expect(await c.expiringSet('seen').hasMany(['h1', 'h2'])).toEqual([true, false]);
+    expect(await c.counters.add('n', 1)).toBe(1);
+    await member('start-member', 3);
+    await waitFor(
+      () => (c.health() as { reachable?: number }).reachable === 3,
+      () => `health 3 of 3 again (now ${JSON.stringify(c.health())})`,
+    );
+    await c.close();
+  });
+
+  it('two of three killed: no quorum, and a lease waits out its TTL once they return', async () => {
+    const c = await openOnEtcd({ healthIntervalMs: 200 });
+    const lease = (await c.leases.acquire('w/2', 'pod-a', 2000)) as Lease;
+    await member('kill-member', 2);
+    await member('kill-member', 3);
+    await waitFor(
+      () => c.health().kind === 'no-quorum',
+      () => `health no-quorum (now ${JSON.stringify(c.health())})`,
+    );
+    expect(c.health()).toMatchObject({ kind: 'no-quorum', members: 3, reachable: 1 });
+    await expect(c.leases.acquire('w/2', 'pod-b', 2000)).rejects.toMatchObject({
+      code: 'TWG_COORDINATION_UNAVAILABLE',
+    });
+    await member('start-member', 2);
+    await member('start-member', 3);
+    await waitFor(() => c.health().kind === 'quorum', 'quorum again', { timeoutMs: 30_000 });
+    // The old claim is still there until its TTL passes on the cluster; then pod-b gets it.
+    await waitFor(
+      async () => (await c.leases.acquire('w/2', 'pod-b', 2000)) !== null,
+      'pod-b claiming w/2 once its TTL passed',
+      { timeoutMs: 30_000, everyMs: 200 },
+    );
+    expect(await c.leases.renew(lease, 2000)).toBeNull();
+    await c.close();
+  }, 120_000);
+});
