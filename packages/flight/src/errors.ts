@@ -23,6 +23,8 @@ export const FLIGHT_ERROR_CODES = [
   'TWG_FLIGHT_METADATA_INVALID',
   /** A sink or source used after close, or a cursor of the wrong kind. */
   'TWG_FLIGHT_STATE',
+  /** A live stream ended before its end: it cannot resume, or resuming it failed or would skip rows. */
+  'TWG_FLIGHT_STREAM_DROPPED',
 ] as const;
 
 export type FlightErrorCode = (typeof FLIGHT_ERROR_CODES)[number];
@@ -46,6 +48,7 @@ const CLASS_OF: Record<FlightErrorCode, ErrorClass> = {
   TWG_FLIGHT_PUT_RESULT_INVALID: 'poison',
   TWG_FLIGHT_METADATA_INVALID: 'poison',
   TWG_FLIGHT_STATE: 'fatal-config',
+  TWG_FLIGHT_STREAM_DROPPED: 'poison',
 };
 
 /** Where a failure is: the call, the FlightData index on it, a byte position. */

@@ -15,3 +15,6 @@ export * from './flight-put-lane.js';
 export * from './flight-sink.js';
 export * from './flight-raw-sink.js';
 export * from './flight-sink-part.js';
+export * from './flight-source-options.js';
+export * from './flight-source.js';
+export * from './flight-source-part.js';
