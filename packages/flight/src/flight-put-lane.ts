@@ -195,6 +195,8 @@ export class FlightPutLane<L extends Lane> {
         // A durable settlement is valid on either lane; the conditional type
         // cannot see that through the generic L.
         await context.settle(handed.map((entry) => ({ entry }) as Settlement<PutEntry<L>>));
+        // PutResults that came while the hand-over waited are looked at before any wait.
+        continue;
       }
       if (next === burst.length) return;
       // Only after what was acknowledged is handed over: a failure leaves the rest gaps.

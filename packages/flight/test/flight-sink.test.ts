@@ -196,4 +196,45 @@ describe('FlightSink', () => {
       sink.submit(batch(9), span(9), derivedCoverage(ID, span(9))),
     ).rejects.toMatchObject({ code: 'TWG_FLIGHT_STATE' });
   });
+
+  it('takes the PutResults that came while a confirmation was being applied', async () => {
+    const { client, acks, allReceived } = await heldServer(4);
+    const gate = deferred<undefined>();
+    const started = deferred<undefined>();
+    const confirmed: number[] = [];
+    const slow: ConfirmTarget<'secondary'> = {
+      apply: async (_confirm, receipt) => {
+        started.resolve(undefined);
+        if (receipt.span.start === 0) await gate.promise;
+        confirmed.push(receipt.span.start);
+      },
+    };
+    const sink = new FlightSink<'secondary', RecordBatch>({
+      id: ID,
+      client,
+      dataset: 'orders',
+      schema: ROWS_SCHEMA,
+      encode: (b) => ({ batch: b, records: b.numRows, bytes: 64 }),
+      confirm: slow,
+      log: () => undefined,
+    });
+    for (let i = 0; i < 4; i++) await sink.submit(batch(i), span(i), derivedCoverage(ID, span(i)));
+    await allReceived;
+    // Batch 1 is confirmed alone (its burst was taken first), and its
+    // confirmation is held; batches 2..4 are the next burst.
+    acks[0]?.resolve('ack');
+    await started.promise;
+    // Batch 2's hand-over waits behind the held confirmation; 3 and 4 are
+    // acknowledged meanwhile, and their wake-up must not be lost.
+    acks[1]?.resolve('ack');
+    const flushed = sink.flush();
+    expect(await isPending(flushed)).toBe(true);
+    acks[2]?.resolve('ack');
+    acks[3]?.resolve('ack');
+    for (let i = 0; i < 50; i++) expect(await isPending(flushed)).toBe(true);
+    gate.resolve(undefined);
+    await flushed;
+    expect(confirmed).toEqual([0, 10, 20, 30]);
+    await sink.close();
+  });
 });
