@@ -17,6 +17,14 @@ export const FLIGHT_ERROR_CODES = [
   'TWG_FLIGHT_UNSUPPORTED',
   /** A call used out of order (a write after end, a batch of another schema). */
   'TWG_FLIGHT_MISUSE',
+  /** A PutResult whose app_metadata is not `{"seq":n}` of a batch the stream wrote. */
+  'TWG_FLIGHT_PUT_RESULT_INVALID',
+  /** A DoGet answer that breaks our conventions (no `{"offset"}`, stored metadata that is not a span). */
+  'TWG_FLIGHT_METADATA_INVALID',
+  /** A sink or source used after close, or a cursor of the wrong kind. */
+  'TWG_FLIGHT_STATE',
+  /** A live stream ended before its end: it cannot resume, or resuming it failed or would skip rows. */
+  'TWG_FLIGHT_STREAM_DROPPED',
 ] as const;
 
 export type FlightErrorCode = (typeof FLIGHT_ERROR_CODES)[number];
@@ -37,6 +45,10 @@ const CLASS_OF: Record<FlightErrorCode, ErrorClass> = {
   TWG_FLIGHT_DATA_INVALID: 'poison',
   TWG_FLIGHT_UNSUPPORTED: 'poison',
   TWG_FLIGHT_MISUSE: 'fatal-config',
+  TWG_FLIGHT_PUT_RESULT_INVALID: 'poison',
+  TWG_FLIGHT_METADATA_INVALID: 'poison',
+  TWG_FLIGHT_STATE: 'fatal-config',
+  TWG_FLIGHT_STREAM_DROPPED: 'poison',
 };
 
 /** Where a failure is: the call, the FlightData index on it, a byte position. */

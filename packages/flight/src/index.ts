@@ -11,3 +11,10 @@ export {
 export * from './flight-put.js';
 export * from './flight-client.js';
 export * from './flight-server.js';
+export * from './flight-put-lane.js';
+export * from './flight-sink.js';
+export * from './flight-raw-sink.js';
+export * from './flight-sink-part.js';
+export * from './flight-source-options.js';
+export * from './flight-source.js';
+export * from './flight-source-part.js';

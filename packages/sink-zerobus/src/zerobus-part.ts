@@ -1,12 +1,6 @@
 import type { RecordBatch } from 'apache-arrow';
-import {
-  mapRecords,
-  type Derivation,
-  type LaneSettings,
-  type SecondaryPart,
-  type SourceRecord,
-} from '@thalweg/connector-core';
-import { BatchBuilder, type BatchSchema, type Row } from '@thalweg/stream-arrow';
+import type { LaneSettings, SecondaryPart, SourceRecord } from '@thalweg/connector-core';
+import { BatchBuilder, rowsToBatch, type BatchSchema } from '@thalweg/stream-arrow';
 import type { Catalog } from './catalog/catalog.js';
 import { parseZerobusConfig, type ZerobusConfigInput } from './config.js';
 import type { TransportFactory } from './transport.js';
@@ -74,41 +68,5 @@ export function zerobus(options: ZerobusPartOptions): SecondaryPart<RecordBatch,
   };
 }
 
-/**
- * The derivation `zerobus()` runs: each record's row from `row` (through
- * connector-core's mapRecords, so a throw quarantines it), checked against
- * the builder's schema (a refusal is `contract`, naming the field), built
- * into one batch whose record ids are hashed from `cluster` as raw hashes
- * them. Exported for tests and for a sink composed by hand.
- */
-export function rowsToBatch(
-  builder: BatchBuilder,
-  row: (record: SourceRecord) => object,
-  cluster: string,
-): Derivation<RecordBatch> {
-  const { schema } = builder;
-  return (batch, derivation) => {
-    const mapped = mapRecords(batch, derivation, row);
-    const rows: Row[] = [];
-    const offsets: number[] = [];
-    const payloads: Uint8Array[] = [];
-    mapped.records.forEach((record, i) => {
-      const value = mapped.mapped[i];
-      try {
-        builder.validateRow(value, rows.length);
-      } catch (error) {
-        const detail = error instanceof Error ? error.message : String(error);
-        derivation.quarantine(record, 'contract', detail);
-        return;
-      }
-      rows.push(value as Row);
-      offsets.push(record.offset);
-      payloads.push(record.value);
-    });
-    if (rows.length === 0) return null;
-    const { topic, partition } = batch.span;
-    const provenance =
-      schema.recordId === 'none' ? undefined : { cluster, topic, partition, offsets, payloads };
-    return builder.fromRows(rows, provenance);
-  };
-}
+/** The derivation `zerobus()` runs: stream-arrow's, shared with the Flight sink. */
+export { rowsToBatch };

@@ -11,12 +11,19 @@ import {
   type SourcePartition,
   type StoreManagedSource,
 } from '@thalweg/connector-core';
-import { ArrowBatchError, IpcStreamDecoder, planRows, planTimestamp } from '@thalweg/stream-arrow';
+import {
+  ArrowBatchError,
+  IpcStreamDecoder,
+  planRows,
+  planTimestamp,
+  recordRuns,
+  type RowPlans,
+} from '@thalweg/stream-arrow';
 import { ipcBodyCodecs } from '@thalweg/wire-compression';
 import type { RecordBatch } from 'apache-arrow';
 import { IpcStreamSourceError, refusedAt } from './errors.js';
 import { resolveOptions, type IpcStreamSourceOptions, type ResolvedOptions } from './options.js';
-import { recordRuns, type RowPlans } from './record-runs.js';
+
 import { openStream, type OpenedStream } from './stream-connection.js';
 
 /** Counters of an `IpcStreamSource`, for health reports and for tests that prove bounded memory. */

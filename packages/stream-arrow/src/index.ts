@@ -35,3 +35,5 @@ export {
   type IpcStreamDecoderOptions,
   type IpcStreamItem,
 } from './ipc-stream-decoder.js';
+export { recordRuns, type RecordRun, type RowPlans } from './record-runs.js';
+export { rowsToBatch } from './rows-to-batch.js';

@@ -1,5 +1,5 @@
 import { NO_HEADERS, type SourceRecord } from '@thalweg/connector-core';
-import type { RowPlan, TimestampPlan } from '@thalweg/stream-arrow';
+import type { RowPlan, TimestampPlan } from './row-json.js';
 import type { Data, RecordBatch } from 'apache-arrow';
 
 /** How a stream's rows become records: the row as JSON, and its time when a column has it. */
