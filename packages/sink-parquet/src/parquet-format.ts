@@ -193,7 +193,7 @@ function parseManifest(text: string | undefined, file: string): ParquetManifest 
     corrupt(file, `${PARQUET_MANIFEST_METADATA} is not {cluster, spans, records}`);
   }
   return {
-    cluster: m.cluster as string,
+    cluster: m.cluster,
     spans: (m.spans as unknown[]).map((s) => spanFromJson(s, file, PARQUET_MANIFEST_METADATA)),
     records: m.records as number[],
   };

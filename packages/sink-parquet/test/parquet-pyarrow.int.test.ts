@@ -9,7 +9,7 @@ const run = promisify(execFile);
 
 describe('a written Parquet file, read by pyarrow', () => {
   it('has every row, zstd column chunks, and the raw envelope columns', async () => {
-    const python = process.env.THALWEG_FLIGHT_PYTHON;
+    const python = process.env['THALWEG_FLIGHT_PYTHON'];
     if (python === undefined)
       throw new Error('THALWEG_FLIGHT_PYTHON is not set: source /tmp/svc.env');
     const dir = await tempDir();
