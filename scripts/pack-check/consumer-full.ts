@@ -17,6 +17,7 @@ import * as postgres from '@thalweg/offset-store/postgres';
 import * as s3 from '@thalweg/offset-store/s3';
 import * as pipeline from '@thalweg/pipeline';
 import * as sinkFiles from '@thalweg/sink-files';
+import * as sinkParquet from '@thalweg/sink-parquet';
 import * as sinkPostgres from '@thalweg/sink-postgres';
 import * as zerobus from '@thalweg/sink-zerobus';
 import * as databricks from '@thalweg/sink-zerobus/databricks';
@@ -40,6 +41,7 @@ const entries: Record<string, object> = {
   s3,
   pipeline,
   sinkFiles,
+  sinkParquet,
   sinkPostgres,
   zerobus,
   databricks,

@@ -11,5 +11,6 @@ export * from './raw-repair.js';
 export { MANIFEST_FILE } from './raw-manifest.js';
 export { LOCK_FILE } from './dir-lock.js';
 export type { SegmentLayout, BatchLayout } from './segment-layout.js';
-export { CHECKSUM_ALGORITHM } from './checksum.js';
+export { CHECKSUM_ALGORITHM, checksumHex, checksumOf } from './checksum.js';
+export * from './segment-format.js';
 export * from './raw-segments-part.js';

@@ -7,9 +7,10 @@ import { pooledBytes, type ResolvedOptions } from './options.js';
 import type { ManifestAppender } from './raw-manifest.js';
 import { RawLane, type Accepted, type LaneCounts } from './raw-lane.js';
 import { commitSegment } from './segment-commit.js';
-import { packedSegmentChunks, type SegmentChunks } from './segment-codec.js';
+import type { SegmentChunks } from './segment-codec.js';
+import type { SegmentFormat } from './segment-format.js';
 import type { SegmentIndex } from './segment-index.js';
-import { segmentName } from './segment-name.js';
+import { segmentFileName } from './segment-name.js';
 import type { SegmentWriter } from './segment-writer.js';
 
 /**
@@ -17,7 +18,8 @@ import type { SegmentWriter } from './segment-writer.js';
  * packs the batch and queues it on raw's ack lane; the lane takes everything
  * queued (up to the segment bounds) as one burst, and this writer's durable
  * step encodes it as one segment and makes it durable through the injected
- * `SegmentFs` (the seam the fault-injection tests use).
+ * `SegmentFs` (the seam the fault-injection tests use), in the sink's
+ * `SegmentFormat` (Arrow IPC, or another format such as Parquet).
  *
  * A write that fails through its retries ends the writer: the burst and
  * everything queued behind it stay unconfirmed (the source redelivers them
@@ -35,6 +37,7 @@ export class InlineWriter implements SegmentWriter {
     index: SegmentIndex,
     private nextSequence: number,
     private readonly manifest: ManifestAppender,
+    private readonly format: SegmentFormat,
     private readonly checksums = true,
   ) {
     this.pool = new BufferPool(pooledBytes(o));
@@ -96,10 +99,10 @@ export class InlineWriter implements SegmentWriter {
   /** The durable step: one segment per burst, indexed before the lane confirms it. */
   private async writeSegment(burst: readonly Accepted[]): Promise<void> {
     const sequence = this.nextSequence++;
-    const name = segmentName(sequence);
+    const name = segmentFileName(sequence, this.format.extension);
     let segment: SegmentChunks;
     try {
-      segment = packedSegmentChunks(
+      segment = this.format.encode(
         this.o.cluster,
         burst.map((q) => q.packed),
         this.checksums,

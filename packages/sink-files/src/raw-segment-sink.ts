@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import {
+  ConfigError,
   offsetSpan,
   type Confirm,
   type DeliveryPressure,
@@ -21,7 +22,7 @@ import {
   type ResolvedOptions,
 } from './options.js';
 import { MANIFEST_FILE, ManifestAppender } from './raw-manifest.js';
-import { decodeSegment } from './segment-codec.js';
+import { ARROW_IPC_SEGMENTS, type SegmentFormat } from './segment-format.js';
 import type { SegmentIndex } from './segment-index.js';
 import { scanSegments } from './segment-scan.js';
 import type { SegmentWriter } from './segment-writer.js';
@@ -92,10 +93,11 @@ export class RawSegmentSink implements ReplayableSink<SourceBatch> {
     private readonly index: SegmentIndex,
     private readonly writer: SegmentWriter,
     private readonly lock: DirLock,
+    private readonly format: SegmentFormat,
   ) {
     this.descriptor = {
       id: options.id,
-      kind: 'raw-segments',
+      kind: format.kind,
       durability: { kind: 'flush-close' },
       recovery: { kind: 'readable' },
     };
@@ -118,14 +120,29 @@ export class RawSegmentSink implements ReplayableSink<SourceBatch> {
    * The directory has one live writer (dir-lock.ts): a second open, in this
    * process or another, is refused with TWG_RAW_DIR_LOCKED naming the
    * holder, until the first is closed or its process is gone.
+   *
+   * `format` is how each file holds its batches (segment-format.ts): Arrow
+   * IPC segments by default. Another format is encoded on the calling
+   * thread, so it needs `writer: 'inline'`.
    */
   static async open(
     options: RawSegmentSinkOptions,
-    /** Benchmarks only: `checksums: false` is the unchecked baseline, whose segments fail every read. */
-    tuning: { readonly checksums?: boolean } = {},
+    tuning: {
+      /** Benchmarks only: `checksums: false` is the unchecked baseline, whose segments fail every read. */
+      readonly checksums?: boolean;
+      readonly format?: SegmentFormat;
+    } = {},
   ): Promise<RawSegmentSink> {
     const checksums = tuning.checksums ?? true;
+    const format = tuning.format ?? ARROW_IPC_SEGMENTS;
     const o = resolveOptions(options);
+    if (format !== ARROW_IPC_SEGMENTS && o.writer === 'worker') {
+      throw new ConfigError(
+        'writer',
+        `the ${format.kind} format is encoded on the calling thread: it needs writer: 'inline' ` +
+          '(the worker thread writes Arrow IPC segments only)',
+      );
+    }
     for (const line of describeOptions(o)) o.log(`thalweg sink-files ${o.id}: ${line}`);
     await o.fs.ensureDir(o.dir);
     const lock = await DirLock.acquire(o.dir, 'raw segment sink');
@@ -139,9 +156,10 @@ export class RawSegmentSink implements ReplayableSink<SourceBatch> {
               index,
               nextSequence,
               await ManifestAppender.open(o.fs, join(o.dir, MANIFEST_FILE)),
+              format,
               checksums,
             );
-      return new RawSegmentSink(o, index, writer, lock);
+      return new RawSegmentSink(o, index, writer, lock, format);
     } catch (error) {
       await lock.release();
       throw error;
@@ -210,7 +228,7 @@ export class RawSegmentSink implements ReplayableSink<SourceBatch> {
       load: async (segment) => {
         const path = join(this.options.dir, segment.file);
         const expected = { layout: segment.layout, spans: segment.batches.map((b) => b.span) };
-        return decodeSegment(await this.options.fs.readFile(path), path, expected);
+        return this.format.decode(await this.options.fs.readFile(path), path, expected);
       },
       chunkRecords: this.options.readChunkRecords,
       signal,

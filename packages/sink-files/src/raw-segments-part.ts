@@ -1,6 +1,7 @@
 import type { RawPart, SinkContext } from '@thalweg/connector-core';
 import type { RawSegmentSinkOptions, RawSinkEvent } from './options.js';
 import { RawSegmentSink, type RawSinkStats } from './raw-segment-sink.js';
+import type { SegmentFormat } from './segment-format.js';
 
 /**
  * What `rawSegments` takes: the sink's options without what the topology
@@ -18,6 +19,8 @@ export interface RawSegmentsPartOptions extends Omit<
    * this directory. Default: `<dir>-coverage`, next to raw (ADR 0029).
    */
   readonly coverageDir?: string;
+  /** How each file holds its batches (segment-format.ts). Default: Arrow IPC segments. */
+  readonly format?: SegmentFormat;
 }
 
 /**
@@ -28,23 +31,26 @@ export interface RawSegmentsPartOptions extends Omit<
  * log.
  */
 export function rawSegments(options: RawSegmentsPartOptions): RawPart<RawSinkStats> {
-  const { id, coverageDir, ...sinkOptions } = options;
+  const { id, coverageDir, format, ...sinkOptions } = options;
   return {
     role: 'primary-raw',
     ...(id === undefined ? {} : { id }),
     coverageHome: coverageDir ?? `${options.dir.replace(/[\\/]+$/, '')}-coverage`,
     async open(context: SinkContext<'primary-raw'>) {
-      const sink = await RawSegmentSink.open({
-        ...sinkOptions,
-        id: context.id,
-        cluster: context.cluster,
-        confirm: context.confirm,
-        log: context.log.debug,
-        onError: (event) => {
-          options.onError?.(event);
-          context.log.info(`thalweg sink-files ${context.id}: ${describeEvent(event)}`);
+      const sink = await RawSegmentSink.open(
+        {
+          ...sinkOptions,
+          id: context.id,
+          cluster: context.cluster,
+          confirm: context.confirm,
+          log: context.log.debug,
+          onError: (event) => {
+            options.onError?.(event);
+            context.log.info(`thalweg sink-files ${context.id}: ${describeEvent(event)}`);
+          },
         },
-      });
+        format === undefined ? {} : { format },
+      );
       return { sink, stats: () => sink.stats() };
     },
   };
