@@ -1,9 +1,6 @@
 import {
-  BatchQueue,
-  PauseSet,
+  StreamFeed,
   backoffDelay,
-  offsetSpan,
-  partitionKey,
   samePartition,
   sourcePartition,
   type SourceBatch,
@@ -61,19 +58,11 @@ export class FlightSource implements StoreManagedSource {
   private readonly client: FlightClient;
   private readonly ownsClient: boolean;
   private readonly partition: SourcePartition;
-  private readonly key: string;
-  private readonly queue: BatchQueue;
-  private readonly pauses = new PauseSet();
+  private readonly feed: StreamFeed;
   private readonly abort = new AbortController();
   /** The offset after the last row queued: where a reconnect resumes. */
   private next = 0;
-  private started = false;
-  private closed = false;
-  private ended = false;
-  private failure: Error | undefined;
-  private wakeConsumer: (() => void) | undefined;
-  private wakePump: (() => void) | undefined;
-  private counts = { rows: 0, batches: 0, reconnects: 0, duplicatesDropped: 0, maxQueuedBytes: 0 };
+  private counts = { rows: 0, batches: 0, reconnects: 0, duplicatesDropped: 0 };
 
   constructor(options: FlightSourceOptions) {
     this.options = resolveFlightSourceOptions(options);
@@ -83,8 +72,13 @@ export class FlightSource implements StoreManagedSource {
     this.origin = { kind: 'non-replayable', resumable: this.options.resumable };
     this.cluster = this.options.cluster;
     this.partition = sourcePartition(this.options.topic, 0);
-    this.key = partitionKey(this.partition);
-    this.queue = new BatchQueue(this.options.prefetchBatches, this.options.prefetchBytes);
+    this.feed = new StreamFeed({
+      partition: this.partition,
+      prefetchBatches: this.options.prefetchBatches,
+      prefetchBytes: this.options.prefetchBytes,
+      stop: () => this.abort.abort(),
+      onAbort: 'stop',
+    });
   }
 
   partitions(): readonly SourcePartition[] {
@@ -98,7 +92,8 @@ export class FlightSource implements StoreManagedSource {
    */
   seek(partition: SourcePartition, cursor: SourceCursor): void {
     this.own(partition);
-    if (this.started) throw new FlightError('TWG_FLIGHT_STATE', 'seek after batches() started');
+    if (this.feed.started)
+      throw new FlightError('TWG_FLIGHT_STATE', 'seek after batches() started');
     const want = this.options.resumable ? 'stream-token' : 'log-offset';
     if (cursor.kind !== want) {
       throw new FlightError(
@@ -130,78 +125,37 @@ export class FlightSource implements StoreManagedSource {
   }
 
   pause(partitions: readonly SourcePartition[]): void {
-    for (const p of partitions)
-      if (samePartition(p, this.partition)) this.pauses.add(p, 'pipeline');
+    this.feed.pause(partitions);
   }
 
   resume(partitions: readonly SourcePartition[]): void {
-    for (const p of partitions) {
-      if (samePartition(p, this.partition) && this.pauses.remove(p, 'pipeline')) this.wake();
-    }
-    this.wakeConsumer?.();
+    this.feed.resume(partitions);
   }
 
   prefetchFill(): number {
-    return this.queue.fillExcept((key) => this.pauses.has(key, 'pipeline'));
+    return this.feed.prefetchFill();
   }
 
   stats(): FlightSourceStats {
-    return { ...this.counts };
+    return { ...this.counts, maxQueuedBytes: this.feed.maxQueuedBytes };
   }
 
   close(): Promise<void> {
-    this.closed = true;
-    this.abort.abort();
-    this.wake();
+    this.feed.close();
     if (this.ownsClient) this.client.close();
     return Promise.resolve();
   }
 
   async *batches(signal: AbortSignal): AsyncIterable<SourceBatch> {
-    if (this.started) throw new FlightError('TWG_FLIGHT_STATE', 'batches() called twice');
-    this.started = true;
-    const onAbort = () => {
-      this.abort.abort();
-      this.wake();
-    };
-    signal.addEventListener('abort', onAbort);
-    this.pump().then(
-      () => {
-        this.ended = true;
-        this.wake();
-      },
-      (error: unknown) => {
-        this.failure = error instanceof Error ? error : new Error(String(error));
-        this.wake();
-      },
-    );
-    try {
-      for (;;) {
-        if (signal.aborted || this.closed) return;
-        const entry = this.queue.take((key) => this.pauses.has(key, 'pipeline'));
-        if (entry !== undefined) {
-          if (this.queue.drained && this.pauses.remove(this.partition, 'queue')) this.wake();
-          yield entry.batch;
-          continue;
-        }
-        // Rows read before a failure are yielded first; nothing after it was queued.
-        if (this.queue.size === 0 && this.failure !== undefined) throw this.failure;
-        if (this.queue.size === 0 && this.ended) return;
-        await new Promise<void>((resolve) => (this.wakeConsumer = resolve));
-      }
-    } finally {
-      signal.removeEventListener('abort', onAbort);
-      this.closed = true;
-      this.abort.abort();
-      this.wake();
-    }
+    if (this.feed.started) throw new FlightError('TWG_FLIGHT_STATE', 'batches() called twice');
+    yield* this.feed.batches(signal, () => this.pump());
   }
 
   /** Opens the DoGet and reads it; a resumable stream reopens after a drop, until its end. */
   private async pump(): Promise<void> {
     const { resumable, reconnect } = this.options;
     for (let failed = 0; ;) {
-      if (this.closed) return;
+      if (this.feed.closed) return;
       const outcome = await this.read();
       if (outcome === 'end' || this.isClosed()) return;
       const cause = outcome.dropped;
@@ -240,8 +194,8 @@ export class FlightSource implements StoreManagedSource {
     let progressed = false;
     try {
       for (let index = 0; ; index++) {
-        await this.readable();
-        if (this.closed) return 'end';
+        await this.feed.readable();
+        if (this.feed.closed) return 'end';
         let step: IteratorResult<FlightBatch>;
         try {
           step = await batches.next();
@@ -286,27 +240,10 @@ export class FlightSource implements StoreManagedSource {
     this.counts.duplicatesDropped += Math.min(skip, batch.numRows);
     const runs = recordRuns(batch, row, skip, plan, index, this.options.maxBatchRecords);
     for (const run of runs) {
-      const span = offsetSpan(this.partition.topic, 0, run.start, run.start + run.records.length);
-      this.queue.push({
-        key: this.key,
-        partition: this.partition,
-        batch: { span, records: run.records },
-        bytes: run.bytes,
-      });
-      this.next = span.end;
+      this.next = this.feed.push(run);
       this.counts.rows += run.records.length;
     }
-    this.counts.maxQueuedBytes = Math.max(this.counts.maxQueuedBytes, this.queue.bytes);
-    if (this.queue.overBounds) this.pauses.add(this.partition, 'queue');
-    this.wakeConsumer?.();
     return runs.length > 0;
-  }
-
-  /** Resolves once no pause holds the partition (or the source closed). */
-  private async readable(): Promise<void> {
-    while (!this.closed && this.pauses.paused().length > 0) {
-      await new Promise<void>((resolve) => (this.wakePump = resolve));
-    }
   }
 
   private backoff(failedAttempt: number): Promise<void> {
@@ -317,12 +254,7 @@ export class FlightSource implements StoreManagedSource {
 
   /** Read through a call, so a check after an await is not narrowed away. */
   private isClosed(): boolean {
-    return this.closed;
-  }
-
-  private wake(): void {
-    this.wakeConsumer?.();
-    this.wakePump?.();
+    return this.feed.closed;
   }
 
   private own(partition: SourcePartition): void {

@@ -1,9 +1,6 @@
 import {
-  BatchQueue,
-  PauseSet,
+  StreamFeed,
   backoffDelay,
-  offsetSpan,
-  partitionKey,
   samePartition,
   sourcePartition,
   type SourceBatch,
@@ -63,35 +60,25 @@ export class IpcStreamSource implements StoreManagedSource {
   readonly cluster: string;
   private readonly options: ResolvedOptions;
   private readonly partition: SourcePartition;
-  private readonly key: string;
-  private readonly queue: BatchQueue;
-  private readonly pauses = new PauseSet();
+  private readonly feed: StreamFeed;
   /** The offset after the last row queued: where a reconnect resumes. */
   private next = 0;
   private streamId = '';
-  private started = false;
-  private closed = false;
-  private ended = false;
-  private failure: Error | undefined;
   private current: OpenedStream | undefined;
-  private wakeConsumer: (() => void) | undefined;
-  private wakePump: (() => void) | undefined;
-  private counts = {
-    rows: 0,
-    batches: 0,
-    bytes: 0,
-    reconnects: 0,
-    duplicatesDropped: 0,
-    maxQueuedBytes: 0,
-  };
+  private counts = { rows: 0, batches: 0, bytes: 0, reconnects: 0, duplicatesDropped: 0 };
 
   constructor(options: IpcStreamSourceOptions) {
     this.options = resolveOptions(options);
     this.origin = { kind: 'non-replayable', resumable: this.options.resume };
     this.cluster = this.options.cluster;
     this.partition = sourcePartition(this.options.topic, 0);
-    this.key = partitionKey(this.partition);
-    this.queue = new BatchQueue(this.options.prefetchBatches, this.options.prefetchBytes);
+    this.feed = new StreamFeed({
+      partition: this.partition,
+      prefetchBatches: this.options.prefetchBatches,
+      prefetchBytes: this.options.prefetchBytes,
+      stop: () => this.current?.close(),
+      onAbort: 'wake',
+    });
   }
 
   partitions(): readonly SourcePartition[] {
@@ -105,7 +92,7 @@ export class IpcStreamSource implements StoreManagedSource {
    */
   seek(partition: SourcePartition, cursor: SourceCursor): void {
     this.own(partition);
-    if (this.started) {
+    if (this.feed.started) {
       throw new IpcStreamSourceError('TWG_IPC_STREAM_STATE', 'seek after batches() started');
     }
     const want = this.options.resume ? 'stream-token' : 'log-offset';
@@ -137,80 +124,37 @@ export class IpcStreamSource implements StoreManagedSource {
   }
 
   pause(partitions: readonly SourcePartition[]): void {
-    for (const p of partitions)
-      if (samePartition(p, this.partition)) this.pauses.add(p, 'pipeline');
+    this.feed.pause(partitions);
   }
 
   resume(partitions: readonly SourcePartition[]): void {
-    for (const p of partitions) {
-      if (samePartition(p, this.partition) && this.pauses.remove(p, 'pipeline')) this.wake();
-    }
-    // Held batches may be yielded again even while the queue still holds the socket.
-    this.wakeConsumer?.();
+    this.feed.resume(partitions);
   }
 
   prefetchFill(): number {
-    return this.queue.fillExcept((key) => this.pauses.has(key, 'pipeline'));
+    return this.feed.prefetchFill();
   }
 
   stats(): IpcStreamSourceStats {
-    return { ...this.counts };
+    return { ...this.counts, maxQueuedBytes: this.feed.maxQueuedBytes };
   }
 
   async close(): Promise<void> {
-    this.closed = true;
-    this.current?.close();
-    this.wake();
+    this.feed.close();
     return Promise.resolve();
   }
 
   async *batches(signal: AbortSignal): AsyncIterable<SourceBatch> {
-    if (this.started)
+    if (this.feed.started)
       throw new IpcStreamSourceError('TWG_IPC_STREAM_STATE', 'batches() called twice');
-    this.started = true;
-    const onAbort = () => {
-      this.wake();
-    };
-    signal.addEventListener('abort', onAbort);
-    this.pump().then(
-      () => {
-        this.ended = true;
-        this.wake();
-      },
-      (error: unknown) => {
-        this.failure = error instanceof Error ? error : new Error(String(error));
-        this.wake();
-      },
-    );
-    try {
-      for (;;) {
-        if (signal.aborted || this.closed) return;
-        const entry = this.queue.take((key) => this.pauses.has(key, 'pipeline'));
-        if (entry !== undefined) {
-          if (this.queue.drained && this.pauses.remove(this.partition, 'queue')) this.wake();
-          yield entry.batch;
-          continue;
-        }
-        // Rows read before a failure are yielded first; nothing after it was queued.
-        if (this.queue.size === 0 && this.failure !== undefined) throw this.failure;
-        if (this.queue.size === 0 && this.ended) return;
-        await new Promise<void>((resolve) => {
-          this.wakeConsumer = resolve;
-        });
-      }
-    } finally {
-      signal.removeEventListener('abort', onAbort);
-      this.closed = true;
-      this.current?.close();
-      this.wake();
-    }
+    yield* this.feed.batches(signal, () => this.pump());
   }
 
   /** Connects, reads, and for a resumable stream reconnects, until the end marker or a failure. */
   private async pump(): Promise<void> {
     const { connection, resume, reconnect } = this.options;
     for (let failed = 0; ;) {
-      if (this.closed) return;
+      if (this.feed.closed) return;
       let opened: OpenedStream;
       try {
         opened = await openStream(
@@ -268,8 +212,8 @@ export class IpcStreamSource implements StoreManagedSource {
     let plan: RowPlans | undefined;
     const chunks = opened.readable[Symbol.asyncIterator]() as AsyncIterator<Buffer | string>;
     for (;;) {
-      await this.readable();
-      if (this.closed) return 'end';
+      await this.feed.readable();
+      if (this.feed.closed) return 'end';
       let step: IteratorResult<Buffer | string>;
       try {
         step = await chunks.next();
@@ -312,27 +256,8 @@ export class IpcStreamSource implements StoreManagedSource {
     const skip = Math.max(0, this.next - row);
     this.counts.duplicatesDropped += Math.min(skip, batch.numRows);
     for (const run of recordRuns(batch, row, skip, plan, at, this.options.maxBatchRecords)) {
-      const span = offsetSpan(this.partition.topic, 0, run.start, run.start + run.records.length);
-      this.queue.push({
-        key: this.key,
-        partition: this.partition,
-        batch: { span, records: run.records },
-        bytes: run.bytes,
-      });
-      this.next = span.end;
+      this.next = this.feed.push(run);
       this.counts.rows += run.records.length;
-    }
-    this.counts.maxQueuedBytes = Math.max(this.counts.maxQueuedBytes, this.queue.bytes);
-    if (this.queue.overBounds) this.pauses.add(this.partition, 'queue');
-    this.wakeConsumer?.();
-  }
-
-  /** Resolves once no pause holds the partition (or the source closed). */
-  private async readable(): Promise<void> {
-    while (!this.closed && this.pauses.paused().length > 0) {
-      await new Promise<void>((resolve) => {
-        this.wakePump = resolve;
-      });
     }
   }
 
@@ -353,12 +278,7 @@ export class IpcStreamSource implements StoreManagedSource {
 
   /** Read through a call, so a check after an await is not narrowed away. */
   private isClosed(): boolean {
-    return this.closed;
-  }
-
-  private wake(): void {
-    this.wakeConsumer?.();
-    this.wakePump?.();
+    return this.feed.closed;
   }
 
   private own(partition: SourcePartition): void {

@@ -1,2 +1,3 @@
 export * from './batch-queue.js';
 export * from './pause-set.js';
+export * from './stream-feed.js';
