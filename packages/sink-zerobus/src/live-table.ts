@@ -1,4 +1,5 @@
 import type { RecordBatch } from 'apache-arrow';
+import type { Clock } from '@thalweg/connector-core';
 import type { Catalog, TableColumn, TableDescription } from './catalog/catalog.js';
 import { ZerobusSinkError } from './errors.js';
 import { batchFields, reconcileBatch } from './reconcile-apply.js';
@@ -11,6 +12,13 @@ export interface LiveTableOptions {
   readonly declared: readonly StreamField[] | null;
   /** Table properties a table created here gets (`PRIMARY_RAW_TABLE_PROPERTIES` for a future raw). */
   readonly properties: Readonly<Record<string, string>>;
+  /**
+   * Describe again at the next batch once this long has passed since the
+   * last describe, whatever its shape: catches a change no batch reveals
+   * (a column added that batches do not carry yet). Default: never.
+   */
+  readonly redescribeAfterMs?: number;
+  readonly clock: Clock;
 }
 
 /** A batch fitted to the table, and whether the table's columns changed since the last fit. */
@@ -28,12 +36,14 @@ export interface Fitted {
  * yet fitted the known columns makes it describe the table again, so a
  * column added under a running pipeline is picked up instead of the batch
  * being refused against stale columns. A shape that fitted is not
- * re-described: steady traffic costs no catalog call.
+ * re-described (until `redescribeAfterMs`, when set, has passed): steady
+ * traffic costs no catalog call.
  */
 export class LiveTable {
   private known: readonly TableColumn[] | null = null;
   /** Batch shapes that fitted `known`; cleared when the columns change. */
   private readonly fits = new Set<string>();
+  private describedAt = 0;
 
   constructor(private readonly options: LiveTableOptions) {}
 
@@ -49,10 +59,11 @@ export class LiveTable {
    */
   async fit(batch: RecordBatch): Promise<Fitted> {
     const shape = shapeOf(batch);
-    if (this.known !== null && this.fits.has(shape))
+    if (this.known !== null && this.fits.has(shape) && !this.stale())
       return { batch: reconcileBatch(batch, this.known), changed: false };
     const first = this.known === null;
     const fresh = (first ? await this.provision() : await this.describe()).columns;
+    this.describedAt = this.options.clock.now();
     const changed = !first && !sameColumns(this.known ?? [], fresh);
     if (first || changed) {
       this.known = fresh;
@@ -61,6 +72,11 @@ export class LiveTable {
     const fitted = reconcileBatch(batch, fresh);
     this.fits.add(shape);
     return { batch: fitted, changed };
+  }
+
+  private stale(): boolean {
+    const after = this.options.redescribeAfterMs;
+    return after !== undefined && this.options.clock.now() - this.describedAt >= after;
   }
 
   /** Describes the table, creating it from the declared fields when it is not registered. */

@@ -1,5 +1,7 @@
 import type { RecordBatch } from 'apache-arrow';
+import { monotonicClock } from '@thalweg/connector-core';
 import type {
+  Clock,
   Confirm,
   ConfirmTarget,
   Lane,
@@ -52,6 +54,14 @@ export interface ZerobusSinkDeps<L extends Lane> {
    * passes `checkRawPreconditions()`.
    */
   readonly tableProperties?: Readonly<Record<string, string>>;
+  /**
+   * With `catalog`: describe the table again at the next submit once this
+   * many ms have passed since the last describe, even when the batch's
+   * shape is known (a change no batch reveals). Default: only on a new shape.
+   */
+  readonly redescribeAfterMs?: number;
+  /** The time `redescribeAfterMs` is measured on. Default: the monotonic clock. */
+  readonly clock?: Clock;
   readonly factory: TransportFactory;
   /** Where durable confirmations go: coverage for a secondary, the source position for raw. */
   readonly confirm: ConfirmTarget<L>;
@@ -124,6 +134,12 @@ export class ZerobusSink<L extends Lane> implements BatchSink<L> {
     }
     this.fields = fields ?? null;
     this.catalog = deps.catalog;
+    const after = deps.redescribeAfterMs;
+    if (after !== undefined && !(Number.isFinite(after) && after > 0))
+      throw new ZerobusSinkError(
+        'fatal-config',
+        `sink "${deps.id}": redescribeAfterMs must be a positive number of ms, not ${after}`,
+      );
     this.live =
       deps.catalog === undefined
         ? null
@@ -132,6 +148,10 @@ export class ZerobusSink<L extends Lane> implements BatchSink<L> {
             table: this.config.table,
             declared: fields ?? null,
             properties: deps.tableProperties ?? {},
+            ...(deps.redescribeAfterMs === undefined
+              ? {}
+              : { redescribeAfterMs: deps.redescribeAfterMs }),
+            clock: deps.clock ?? monotonicClock,
           });
     const spec = (): StreamSpec => ({ table: this.config.table, fields: this.fields ?? [] });
     this.newStream = (i, previous) =>

@@ -10,7 +10,7 @@ import {
   Utf8,
   vectorFromArray,
 } from 'apache-arrow';
-import { derivedCoverage, sinkId } from '@thalweg/connector-core';
+import { derivedCoverage, ManualClock, sinkId } from '@thalweg/connector-core';
 import { FakeCatalog } from '../src/catalog/fake-catalog.js';
 import { FakeTransportFactory } from '../src/fake-transport.js';
 import { ZerobusSink } from '../src/zerobus-sink.js';
@@ -43,7 +43,7 @@ function batchWithNote(rows: number): RecordBatch {
   );
 }
 
-async function setup() {
+async function setup(redescribe?: { afterMs: number; clock: ManualClock }) {
   const catalog = new FakeCatalog();
   await catalog.ensureTable(TABLE, [{ name: 'n', type: 'int32', nullable: false }], {});
   const factory = new FakeTransportFactory({ ackLatencyMs: 1 });
@@ -55,6 +55,9 @@ async function setup() {
     factory,
     confirm: target,
     log: quiet,
+    ...(redescribe === undefined
+      ? {}
+      : { redescribeAfterMs: redescribe.afterMs, clock: redescribe.clock }),
   });
   const cover = (i: number) => derivedCoverage(ID, spanAt(i));
   return { catalog, factory, target, sink, cover };
@@ -116,5 +119,48 @@ describe('ZerobusSink picks up schema changes', () => {
     await sink.flush();
     expect(factory.server.batches).toHaveLength(2);
     await sink.close();
+  });
+
+  it('with redescribeAfterMs, a change no batch reveals is picked up once the interval passed', async () => {
+    const clock = new ManualClock();
+    const { catalog, factory, sink, cover } = await setup({ afterMs: 1_000, clock });
+    await sink.submit(batchOf(1), spanAt(0), cover(0));
+    catalog.alter(TABLE, {
+      columns: [
+        { name: 'n', type: 'int32', nullable: false },
+        { name: 'note', type: 'utf8', nullable: true },
+      ],
+    });
+    const before = catalog.describes;
+    clock.advance(999);
+    await sink.submit(batchOf(1), spanAt(1), cover(1));
+    expect(catalog.describes - before).toBe(0);
+    clock.advance(1);
+    await sink.submit(batchOf(1), spanAt(2), cover(2));
+    await sink.flush();
+    expect(catalog.describes - before).toBe(1);
+    // Both streams of the pool opened with the old columns, then the new pool with the new.
+    expect(factory.opened.map((s) => s.spec.fields.map((f) => f.name))).toEqual([
+      ['n'],
+      ['n'],
+      ['n', 'note'],
+    ]);
+    expect([...tableFromIPC(factory.server.batches[2]).getChild('note')!]).toEqual([null]);
+    await sink.close();
+  });
+
+  it('refuses a redescribeAfterMs that is not a positive number', () => {
+    expect(
+      () =>
+        new ZerobusSink<'secondary'>({
+          id: ID,
+          config: { table: TABLE, streams: 1 },
+          catalog: new FakeCatalog(),
+          redescribeAfterMs: 0,
+          factory: new FakeTransportFactory(),
+          confirm: recordingTarget(),
+          log: quiet,
+        }),
+    ).toThrow(/redescribeAfterMs must be a positive number/);
   });
 });
