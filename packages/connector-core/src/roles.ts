@@ -38,8 +38,9 @@ export function assertPrimaryRaw(
   if (descriptor.recovery.kind !== 'readable') {
     throw new ConfigError(
       `${path}.recovery`,
-      `sink "${descriptor.id}" (${descriptor.kind}) cannot be read back by offset window, ` +
-        `so recovery could not replay secondaries from it; it cannot hold the primary-raw role`,
+      `sink "${descriptor.id}" (${descriptor.kind}) cannot be read back by offset window` +
+        (descriptor.recovery.reason === undefined ? '' : ` (${descriptor.recovery.reason})`) +
+        `, so recovery could not replay secondaries from it; it cannot hold the primary-raw role`,
       'TWG_ROLE_REFUSED',
     );
   }

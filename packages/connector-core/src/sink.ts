@@ -5,8 +5,12 @@ import type { DurableGuarantee, Durability } from './durability.js';
 import type { OffsetSpan, SourcePartition } from './offset-span.js';
 import type { SinkId } from './sink-id.js';
 
-/** Whether raw can be read back by offset window, which recovery needs. */
-export type RecoveryAccess = { readonly kind: 'readable' } | { readonly kind: 'write-only' };
+/**
+ * Whether raw can be read back by offset window, which recovery needs. A
+ * write-only sink may say why (`reason`), and the primary-raw refusal quotes it.
+ */
+export type RecoveryAccess =
+  { readonly kind: 'readable' } | { readonly kind: 'write-only'; readonly reason?: string };
 
 /** The static facts about a sink that topology validation decides on. */
 export interface SinkDescriptor<D extends Durability = Durability> {

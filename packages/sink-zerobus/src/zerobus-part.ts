@@ -28,8 +28,14 @@ export interface ZerobusPartOptions extends ZerobusConfigInput {
    * same raw batch again.
    */
   readonly row: (record: SourceRecord) => object;
-  /** The live table's columns, read at the first submit; batches are reconciled with them. */
+  /**
+   * The table's catalog: a missing table is created from `schema` at the
+   * first submit, and batches are reconciled with the live table's columns
+   * (described again when a batch of a new shape arrives).
+   */
   readonly catalog?: Catalog;
+  /** Table properties for a table created through `catalog` (see `ZerobusSinkDeps`). */
+  readonly tableProperties?: Readonly<Record<string, string>>;
   /** The lane between raw and this sink. */
   readonly lane?: LaneSettings;
 }
@@ -44,7 +50,7 @@ export interface ZerobusPartOptions extends ZerobusConfigInput {
  * failures and stream rebuilds at info.
  */
 export function zerobus(options: ZerobusPartOptions): SecondaryPart<RecordBatch, ZerobusSinkStats> {
-  const { schema, transport, row, catalog, lane, ...config } = options;
+  const { schema, transport, row, catalog, tableProperties, lane, ...config } = options;
   // Refused at declaration, naming the key, rather than when the topology opens.
   parseZerobusConfig(config);
   const builder = new BatchBuilder(schema);
@@ -57,6 +63,7 @@ export function zerobus(options: ZerobusPartOptions): SecondaryPart<RecordBatch,
         config,
         schema,
         ...(catalog === undefined ? {} : { catalog }),
+        ...(tableProperties === undefined ? {} : { tableProperties }),
         factory: transport,
         confirm: context.confirm,
         log: context.log.info,

@@ -1,5 +1,7 @@
 import type { RecordBatch } from 'apache-arrow';
+import { monotonicClock } from '@thalweg/connector-core';
 import type {
+  Clock,
   Confirm,
   ConfirmTarget,
   Lane,
@@ -24,8 +26,9 @@ import {
 import { ZerobusSinkError } from './errors.js';
 import type { StreamMetrics } from './stream-metrics.js';
 import type { StreamField, StreamSpec, TransportFactory } from './transport.js';
-import type { Catalog, TableColumn } from './catalog/catalog.js';
-import { reconcileBatch } from './reconcile-apply.js';
+import type { Catalog, TableDescription } from './catalog/catalog.js';
+import { checkPrimaryRawPreconditions } from './catalog/precondition.js';
+import { LiveTable } from './live-table.js';
 import { streamFieldsOf } from './schema-fields.js';
 import { zerobusSinkStats, type ZerobusSinkStats } from './zerobus-stats.js';
 import { ZerobusStream } from './zerobus-stream.js';
@@ -35,14 +38,30 @@ export interface ZerobusSinkDeps<L extends Lane> {
   /** Validated at construction (untyped input too): an unknown key or a bad value is refused naming it. */
   readonly config: ZerobusConfigInput;
   /**
-   * The stream schema. With `catalog` instead, it is read from the live
-   * table at the first submit, and every batch is reconciled with the
-   * table's columns before it is sent (emit-time reconciliation).
+   * The stream schema. With `catalog` too, it is what a missing table is
+   * created with; the streams use the live table's columns, read at the
+   * first submit and again when a batch of a new shape arrives, and every
+   * batch is reconciled with them before it is sent (emit-time
+   * reconciliation). With `catalog` alone the table must exist.
    */
   readonly fields?: readonly StreamField[];
   /** The batches' schema, from which the stream fields are derived (`streamFieldsOf`); instead of `fields`. */
   readonly schema?: BatchSchema;
   readonly catalog?: Catalog;
+  /**
+   * Table properties for a table this sink creates through `catalog`.
+   * Default none. `PRIMARY_RAW_TABLE_PROPERTIES` provisions a table that
+   * passes `checkRawPreconditions()`.
+   */
+  readonly tableProperties?: Readonly<Record<string, string>>;
+  /**
+   * With `catalog`: describe the table again at the next submit once this
+   * many ms have passed since the last describe, even when the batch's
+   * shape is known (a change no batch reveals). Default: only on a new shape.
+   */
+  readonly redescribeAfterMs?: number;
+  /** The time `redescribeAfterMs` is measured on. Default: the monotonic clock. */
+  readonly clock?: Clock;
   readonly factory: TransportFactory;
   /** Where durable confirmations go: coverage for a secondary, the source position for raw. */
   readonly confirm: ConfirmTarget<L>;
@@ -61,18 +80,22 @@ export interface ZerobusSinkDeps<L extends Lane> {
  * confirmation is applied by that stream's lane after the durable ack.
  *
  * Zerobus writes Delta; it is a secondary here. Holding the primary-raw role
- * needs the table to be readable back through Iceberg for recovery, checked
- * against live table properties, which this package does not provide yet, so
- * the descriptor says `write-only` and `assertPrimaryRaw` refuses it.
+ * needs recovery to read raw back through Iceberg, which does not exist yet,
+ * so the descriptor says `write-only` (with that reason) and
+ * `assertPrimaryRaw` refuses it. The table-property half of that role is
+ * here already: `checkRawPreconditions()`.
  */
 export class ZerobusSink<L extends Lane> implements BatchSink<L> {
   readonly descriptor: SinkDescriptor;
   readonly config: ZerobusConfig;
-  private readonly streams: ZerobusStream<L>[];
+  private streams: ZerobusStream<L>[];
   private readonly encode: (batch: RecordBatch) => Uint8Array;
   private readonly catalog: Catalog | undefined;
+  private readonly live: LiveTable | null;
+  private readonly newStream: (i: number, previous?: ZerobusStream<L>) => ZerobusStream<L>;
   private fields: readonly StreamField[] | null;
-  private columns: Promise<readonly TableColumn[]> | null = null;
+  /** With a catalog, submits are fitted one at a time: a re-plan must not interleave with a hand-over. */
+  private admission: Promise<void> = Promise.resolve();
   private closed = false;
   private closing: Promise<void> | null = null;
   /** When each stream was last picked (a use counter), for the tie-break. */
@@ -89,7 +112,11 @@ export class ZerobusSink<L extends Lane> implements BatchSink<L> {
       id: deps.id,
       kind: 'zerobus',
       durability: { kind: 'server-ack' },
-      recovery: { kind: 'write-only' },
+      recovery: {
+        kind: 'write-only',
+        reason:
+          'a Zerobus table is not read back yet: raw would need recovery to read it through Iceberg, which does not exist',
+      },
     };
     this.encode = deps.encode ?? encodeIpcStream;
     if (deps.fields !== undefined && deps.schema !== undefined) {
@@ -107,30 +134,48 @@ export class ZerobusSink<L extends Lane> implements BatchSink<L> {
     }
     this.fields = fields ?? null;
     this.catalog = deps.catalog;
+    const after = deps.redescribeAfterMs;
+    if (after !== undefined && !(Number.isFinite(after) && after > 0))
+      throw new ZerobusSinkError(
+        'fatal-config',
+        `sink "${deps.id}": redescribeAfterMs must be a positive number of ms, not ${after}`,
+      );
+    this.live =
+      deps.catalog === undefined
+        ? null
+        : new LiveTable({
+            catalog: deps.catalog,
+            table: this.config.table,
+            declared: fields ?? null,
+            properties: deps.tableProperties ?? {},
+            ...(deps.redescribeAfterMs === undefined
+              ? {}
+              : { redescribeAfterMs: deps.redescribeAfterMs }),
+            clock: deps.clock ?? monotonicClock,
+          });
     const spec = (): StreamSpec => ({ table: this.config.table, fields: this.fields ?? [] });
-    this.streams = Array.from(
-      { length: poolSize(this.config) },
-      (_, i) =>
-        new ZerobusStream<L>({
-          sink: deps.id,
-          name: `${deps.id}-${i}`,
-          stream: String(i),
-          spec,
-          factory: deps.factory,
-          target: deps.confirm,
-          channelCapacity: this.config.channelCapacity,
-          retry: this.config.retry,
-          rebuild: this.config.rebuild,
-          onConfirmFailure: (e) =>
-            log(
-              `thalweg sink-zerobus ${deps.id}: confirmation target failed (coverage lags): ${String(e)}`,
-            ),
-          onRebuild: (attempt, cause) =>
-            log(
-              `thalweg sink-zerobus ${deps.id}: stream ${deps.id}-${i} died, rebuilding it (attempt ${attempt} in a row) to replay what it had not confirmed: ${String(cause)}`,
-            ),
-        }),
-    );
+    this.newStream = (i, previous) =>
+      new ZerobusStream<L>({
+        sink: deps.id,
+        name: `${deps.id}-${i}`,
+        stream: String(i),
+        spec,
+        factory: deps.factory,
+        target: deps.confirm,
+        channelCapacity: this.config.channelCapacity,
+        retry: this.config.retry,
+        rebuild: this.config.rebuild,
+        onConfirmFailure: (e) =>
+          log(
+            `thalweg sink-zerobus ${deps.id}: confirmation target failed (coverage lags): ${String(e)}`,
+          ),
+        onRebuild: (attempt, cause) =>
+          log(
+            `thalweg sink-zerobus ${deps.id}: stream ${deps.id}-${i} died, rebuilding it (attempt ${attempt} in a row) to replay what it had not confirmed: ${String(cause)}`,
+          ),
+        ...(previous === undefined ? {} : { metrics: previous.metrics }),
+      });
+    this.streams = Array.from({ length: poolSize(this.config) }, (_, i) => this.newStream(i));
   }
 
   async submit(batch: RecordBatch, span: OffsetSpan, confirm: Confirm<L>): Promise<void> {
@@ -140,12 +185,49 @@ export class ZerobusSink<L extends Lane> implements BatchSink<L> {
         'poison-batch',
         `an empty batch for ${span.topic}/${span.partition} cannot be ingested`,
       );
-    const fitted =
-      this.catalog === undefined ? batch : reconcileBatch(batch, await this.tableColumns());
-    // close() may have run while the catalog was read: nothing is accepted after it.
-    this.refuseIfClosed();
-    const ipc = this.encode(fitted);
-    await this.pick().submit(ipc, span, confirm, fitted.numRows);
+    if (this.live === null) {
+      await this.pick().submit(this.encode(batch), span, confirm, batch.numRows);
+      return;
+    }
+    const live = this.live;
+    const handed = this.admission.then(async () => {
+      const fitted = await live.fit(batch);
+      // close() may have run while the catalog was read: nothing is accepted after it.
+      this.refuseIfClosed();
+      if (fitted.changed) await this.replan();
+      else this.fields = live.columns;
+      // …or while the re-plan drained the old pool (then it opened no new one).
+      this.refuseIfClosed();
+      // Handed over synchronously, so the next admission (maybe a re-plan) sees it queued.
+      const ipc = this.encode(fitted.batch);
+      // Wrapped so the admission waits for the hand-over only, not for the acceptance.
+      return { accepted: this.pick().submit(ipc, span, confirm, fitted.batch.numRows) };
+    });
+    this.admission = handed.then(
+      () => undefined,
+      () => undefined,
+    );
+    await (
+      await handed
+    ).accepted;
+  }
+
+  /**
+   * Whether the live table may hold the primary-raw role, as far as its
+   * properties go: registered, Iceberg reads and column mapping on, protocol
+   * versions high enough, deletion vectors off. Describes the table on every
+   * call, never cached (a property can be flipped under a running
+   * pipeline), and refuses naming the first failing property. The role
+   * itself stays refused (see the descriptor) until recovery can read raw
+   * back through Iceberg; then this runs at start and before each pass.
+   */
+  async checkRawPreconditions(): Promise<TableDescription> {
+    if (this.catalog === undefined)
+      throw new ZerobusSinkError(
+        'fatal-config',
+        `primary-raw refused for ${this.config.table}: sink "${this.descriptor.id}" has no catalog to describe the table with`,
+      );
+    return checkPrimaryRawPreconditions(this.catalog, this.config.table);
   }
 
   async flush(): Promise<void> {
@@ -203,21 +285,21 @@ export class ZerobusSink<L extends Lane> implements BatchSink<L> {
       throw new ZerobusSinkError('fatal-config', `sink "${this.descriptor.id}" is closed`);
   }
 
-  /** The live table's columns, read once and used as the stream schema. */
-  private tableColumns(): Promise<readonly TableColumn[]> {
-    const catalog = this.catalog;
-    if (catalog === undefined) return Promise.resolve([]);
-    this.columns ??= catalog.describe(this.config.table).then((t) => {
-      if (t === null)
-        throw new ZerobusSinkError(
-          'fatal-config',
-          `table ${this.config.table} is not registered in the catalog`,
-        );
-      this.fields = t.columns;
-      return t.columns;
-    });
-    this.columns.catch(() => (this.columns = null));
-    return this.columns;
+  /**
+   * The table's columns changed: every batch handed to the current pool is
+   * delivered on it (close flushes), then a new pool, opened with the new
+   * columns, takes over, carrying each stream's metrics on.
+   */
+  private async replan(): Promise<void> {
+    const old = this.streams;
+    try {
+      const results = await Promise.allSettled(old.map((s) => s.close()));
+      for (const r of results) if (r.status === 'rejected') throw r.reason;
+    } finally {
+      this.fields = this.live?.columns ?? this.fields;
+      // A close() meanwhile closed (or is closing) the old pool; nothing may open after it.
+      if (!this.closed) this.streams = old.map((s, i) => this.newStream(i, s));
+    }
   }
 
   /**

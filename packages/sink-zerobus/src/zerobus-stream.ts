@@ -33,6 +33,8 @@ export interface StreamOptions<L extends Lane> {
   readonly onConfirmFailure: (error: unknown) => void;
   /** A poisoned stream is being replaced: the attempt in a row (1, 2, …) and what killed it. */
   readonly onRebuild?: (attempt: number, cause: ZerobusSinkError | null) => void;
+  /** The metrics of the stream this one replaces in the pool (after a schema change), so they carry on. */
+  readonly metrics?: StreamMetrics;
 }
 
 interface Incarnation<L extends Lane> {
@@ -74,7 +76,8 @@ export class ZerobusStream<L extends Lane> {
   private recovering: Promise<Incarnation<L>> | null = null;
 
   constructor(private readonly options: StreamOptions<L>) {
-    this.metrics = new StreamMetrics({ table: options.spec().table, stream: options.name });
+    this.metrics =
+      options.metrics ?? new StreamMetrics({ table: options.spec().table, stream: options.name });
   }
 
   /** Resolves once the transport accepted the batch and its confirmation is queued on the lane. */
