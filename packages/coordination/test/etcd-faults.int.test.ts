@@ -1,25 +1,23 @@
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-import { waitFor } from '@thalweg/test-services';
-import { afterAll, describe, expect, it } from 'vitest';
+import { privateEtcd, waitFor, type PrivateEtcd } from '@thalweg/test-services';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Lease } from '../src/index.js';
 import { openOnEtcd } from './support/etcd-fixture.js';
 
-const script = fileURLToPath(new URL('../../../scripts/services/etcd.sh', import.meta.url));
-const run = promisify(execFile);
-/** Runs `etcd.sh <verb> <member>` on the cluster THALWEG_ETCD_PORT_BASE / THALWEG_SERVICES_DIR name. */
-const member = (verb: 'kill-member' | 'start-member', n: number) =>
-  run('bash', [script, verb, String(n)]);
-
+// Members are killed here: on a cluster of this file's own (port base 35379),
+// never the shared one other files use meanwhile.
+let cluster: PrivateEtcd;
+beforeAll(async () => {
+  cluster = await privateEtcd(35379);
+}, 60_000);
 afterAll(async () => {
-  // Whatever a failed test left down comes back, so the next suite finds three.
-  for (const n of [1, 2, 3]) await member('start-member', n);
+  await cluster.down();
 });
+const member = (verb: 'kill-member' | 'start-member', n: 1 | 2 | 3) =>
+  verb === 'kill-member' ? cluster.kill(n) : cluster.start(n);
 
 describe('etcd faults', () => {
   it('one member of three killed: coordination continues, health says 2 of 3', async () => {
-    const c = await openOnEtcd({ healthIntervalMs: 100 });
+    const c = await openOnEtcd({ healthIntervalMs: 100 }, cluster);
     const lease = (await c.leases.acquire('w/1', 'pod-a', 5000)) as Lease;
     await member('kill-member', 3);
     await waitFor(
@@ -39,7 +37,7 @@ describe('etcd faults', () => {
   });
 
   it('two of three killed: no quorum, and a lease waits out its TTL once they return', async () => {
-    const c = await openOnEtcd({ healthIntervalMs: 200 });
+    const c = await openOnEtcd({ healthIntervalMs: 200 }, cluster);
     const lease = (await c.leases.acquire('w/2', 'pod-a', 2000)) as Lease;
     await member('kill-member', 2);
     await member('kill-member', 3);

@@ -6,3 +6,4 @@ export * from './unique-name.js';
 export * from './type-equals.js';
 export * from './waits.js';
 export * from './read-measure.js';
+export * from './etcd-private.js';

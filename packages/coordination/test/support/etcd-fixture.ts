@@ -1,12 +1,15 @@
-import { etcd, uniqueName, waitFor } from '@thalweg/test-services';
+import { etcd, uniqueName, waitFor, type EtcdCluster } from '@thalweg/test-services';
 import { coordination, type Coordination } from '../../src/index.js';
 import type { CoordinationFixture } from './coordination-contract.js';
 
-/** A mode 3 coordination on the test cluster, in a namespace of its own. */
-export async function openOnEtcd(extra: { healthIntervalMs?: number } = {}): Promise<Coordination> {
+/** A mode 3 coordination on the test cluster (or `cluster`), in a namespace of its own. */
+export async function openOnEtcd(
+  extra: { healthIntervalMs?: number } = {},
+  cluster: EtcdCluster = etcd(),
+): Promise<Coordination> {
   return coordination({
     mode: 3,
-    endpoints: etcd().endpoints,
+    endpoints: cluster.endpoints,
     namespace: `${uniqueName('twg-coord')}/`,
     callTimeoutMs: 3000,
     ...extra,
