@@ -9,6 +9,7 @@ import {
 import { admit, grantablePieceBytes, observeExpansion } from './admission.js';
 import { batchBytes, recordBytes, splitBatch } from './batch-split.js';
 import { PipelineError } from './errors.js';
+import type { ContentDedup } from './dedup/content-dedup.js';
 import type { FailureLatch } from './failure-latch.js';
 import type { FlowGovernor } from './flow-governor.js';
 import type { GatingState } from './gating-state.js';
@@ -32,6 +33,8 @@ export interface IngestDeps {
   readonly failure: FailureLatch;
   /** Told of every piece offered to the lanes, and of the end of ingest. */
   readonly reach: LiveReach;
+  /** Keeps upstream duplicates from the lanes (never from raw); null when no stream has it on. */
+  readonly dedup: ContentDedup | null;
 }
 
 /**
@@ -121,7 +124,7 @@ async function readBatches(deps: IngestDeps): Promise<void> {
       gating.counts.rawBatches += 1;
       gating.counts.rawRecords += piece.records.length;
       publishSubmitted(deps.raw.descriptor.id, 'primary-raw', piece);
-      offerSecondaries(deps, piece);
+      await offerSecondaries(deps, piece);
       // Moved only once offered: until then the piece is pending in no lane,
       // and a reach past it would hand it to recovery beside the live offer.
       deps.reach.offered(piece.span, piece.span.end);
@@ -145,8 +148,13 @@ function pieces(deps: IngestDeps, batch: SourceBatch): SourceBatch[] {
   return splitBatch(batch, { maxRecords, maxBytes });
 }
 
-/** Records above `maxRecordBytes` never reach a secondary: raw's quarantine counts them. */
-function offerSecondaries(deps: IngestDeps, piece: SourceBatch): void {
+/**
+ * Records above `maxRecordBytes` never reach a secondary: raw's quarantine
+ * counts them. Then content dedup, once for every lane, after raw accepted
+ * the whole piece: raw keeps every record, and a dropped duplicate's offset
+ * stays inside the span the lanes cover.
+ */
+async function offerSecondaries(deps: IngestDeps, piece: SourceBatch): Promise<void> {
   if (deps.lanes.length === 0) return;
   const limit = deps.config.maxRecordBytes;
   let clean = piece;
@@ -161,5 +169,6 @@ function offerSecondaries(deps: IngestDeps, piece: SourceBatch): void {
       });
     }
   }
+  if (deps.dedup !== null) clean = await deps.dedup.filter(clean);
   for (const lane of deps.lanes) lane.offer(clean);
 }
