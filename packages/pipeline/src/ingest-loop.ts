@@ -124,7 +124,12 @@ async function readBatches(deps: IngestDeps): Promise<void> {
       gating.counts.rawBatches += 1;
       gating.counts.rawRecords += piece.records.length;
       publishSubmitted(deps.raw.descriptor.id, 'primary-raw', piece);
-      await offerSecondaries(deps, piece);
+      let clean = withoutOversized(deps, piece);
+      // One lookup per piece, awaited: pieces are decided in the order raw
+      // took them, so a retry in the next piece meets its first occurrence.
+      // The set's timeout bounds the wait; raw already has the piece.
+      if (clean !== null && deps.dedup !== null) clean = await deps.dedup.filter(clean);
+      for (const lane of deps.lanes) lane.offer(clean ?? piece);
       // Moved only once offered: until then the piece is pending in no lane,
       // and a reach past it would hand it to recovery beside the live offer.
       deps.reach.offered(piece.span, piece.span.end);
@@ -149,13 +154,14 @@ function pieces(deps: IngestDeps, batch: SourceBatch): SourceBatch[] {
 }
 
 /**
- * Records above `maxRecordBytes` never reach a secondary: raw's quarantine
- * counts them. Then content dedup, once for every lane, after raw accepted
- * the whole piece: raw keeps every record, and a dropped duplicate's offset
- * stays inside the span the lanes cover.
+ * What of a piece the lanes are offered, null when there are no lanes:
+ * records above `maxRecordBytes` never reach a secondary (raw's quarantine
+ * counts them). Content dedup then runs once for every lane, after raw
+ * accepted the whole piece: raw keeps every record, and a dropped
+ * duplicate's offset stays inside the span the lanes cover.
  */
-async function offerSecondaries(deps: IngestDeps, piece: SourceBatch): Promise<void> {
-  if (deps.lanes.length === 0) return;
+function withoutOversized(deps: IngestDeps, piece: SourceBatch): SourceBatch | null {
+  if (deps.lanes.length === 0) return null;
   const limit = deps.config.maxRecordBytes;
   let clean = piece;
   if (piece.records.some((r) => recordBytes(r) > limit)) {
@@ -169,6 +175,5 @@ async function offerSecondaries(deps: IngestDeps, piece: SourceBatch): Promise<v
       });
     }
   }
-  if (deps.dedup !== null) clean = await deps.dedup.filter(clean);
-  for (const lane of deps.lanes) lane.offer(clean);
+  return clean;
 }
