@@ -63,7 +63,7 @@ async function run(backend: Backend): Promise<Run> {
           dedup: {
             bench: {
               key: { fields: ['orderId', 'eventTime'] },
-              windowMs: 300_000,
+              windowMs: 60_000,
               maxEntries: 1_000_000,
               declared: { naturalKey: ['orderId'] },
             },
