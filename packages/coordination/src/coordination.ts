@@ -104,8 +104,17 @@ export interface ExpiringSetOptions {
 export interface ExpiringSet {
   /** For each key, whether it is in the set (added, not expired, not evicted). */
   hasMany(keys: readonly string[]): Promise<boolean[]>;
-  /** Adds every key (again: its TTL restarts) to expire `ttlMs` from now. */
-  addMany(keys: readonly string[], ttlMs: number): Promise<void>;
+  /**
+   * For each key, the value it was added with ('' when added without one),
+   * or null when it is not in the set: the lookup content dedup makes, since
+   * its set maps a content hash to the record id of the first occurrence.
+   */
+  getMany(keys: readonly string[]): Promise<(string | null)[]>;
+  /**
+   * Adds every key (again: its TTL restarts and its value is replaced) to
+   * expire `ttlMs` from now; `values[i]`, when given, is kept with `keys[i]`.
+   */
+  addMany(keys: readonly string[], ttlMs: number, values?: readonly string[]): Promise<void>;
   /** How many keys are held (expired ones may still be counted until swept). */
   size(): Promise<number>;
 }

@@ -43,3 +43,17 @@ export function checkDelta(delta: unknown): asserts delta is number {
     throw invalidInput('delta', `${String(delta)} is not a safe integer`);
   }
 }
+
+/** Values of an `addMany`, when given: one string per key. */
+export function checkValues(
+  keys: readonly string[],
+  values: unknown,
+): asserts values is readonly string[] | undefined {
+  if (values === undefined) return;
+  if (!Array.isArray(values) || values.length !== keys.length) {
+    throw invalidInput('values', `must be an array of ${keys.length} strings, one per key`);
+  }
+  values.forEach((v, i) => {
+    if (typeof v !== 'string') throw invalidInput(`values[${i}]`, 'must be a string');
+  });
+}

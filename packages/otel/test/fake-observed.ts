@@ -109,6 +109,16 @@ export class FakeObserved implements Observed {
         },
       },
       dq: { recorded: 0, buffered: 0, failures: 0, abandoned: 0, bySink: {} },
+      dedup: [
+        {
+          stream: 'orders',
+          checked: 100,
+          dropped: 4,
+          skipped: 2,
+          unhashable: 0,
+          duplicateRate: 0.04,
+        },
+      ],
       recovery: null,
       flow: {
         state: 'normal',

@@ -20,6 +20,8 @@ export class BenchSource implements StoreManagedSource {
     private readonly perPartition: number,
     private readonly batchSize: number,
     recordBytes: number,
+    /** The JSON of record `o` of partition `p`, before the padding; `"p":p,"o":o` unless told. */
+    private readonly fields: (p: number, o: number) => string = (p, o) => `"p":${p},"o":${o}`,
   ) {
     this.next = new Array<number>(partitionCount).fill(0);
     this.pad = 'x'.repeat(Math.max(0, recordBytes - 48));
@@ -37,7 +39,7 @@ export class BenchSource implements StoreManagedSource {
           records.push({
             offset: o,
             key: null,
-            value: Buffer.from(`{"p":${p},"o":${o},"pad":"${this.pad}"}`),
+            value: Buffer.from(`{${this.fields(p, o)},"pad":"${this.pad}"}`),
             timestamp: 1_700_000_000_000 + o,
             headers: [],
           });

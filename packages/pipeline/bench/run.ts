@@ -2,8 +2,10 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 // `pnpm --filter @thalweg/pipeline bench`: one JSON object per line.
-// kafka-e2e and backpressure need THALWEG_KAFKA_BROKERS (`eval "$(pnpm services:up)"`).
+// kafka-e2e and backpressure need THALWEG_KAFKA_BROKERS (`eval "$(pnpm services:up)"`),
+// dedup THALWEG_ETCD_ENDPOINTS.
 await import('./secondary-isolation.bench.js');
+await import('./dedup.bench.js');
 await import('./kafka-e2e.bench.js');
 
 // In a process of its own: its pipeline reads the process's RSS as the

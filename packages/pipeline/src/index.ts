@@ -19,3 +19,5 @@ export * from './declare/index.js';
 // What a declared topology's row mappings use, so a job imports the pipeline and its parts only.
 export { fromJson, recordJson, RecordRefused } from '@thalweg/connector-core';
 export type { SinkLane, PartitionLag } from './sink-lanes.js';
+export type { DedupStats } from './dedup/content-dedup.js';
+export type { DedupConfigInput, DedupDeclaration } from './dedup/dedup-config.js';

@@ -9,6 +9,7 @@ import {
 import { admit, grantablePieceBytes, observeExpansion } from './admission.js';
 import { batchBytes, recordBytes, splitBatch } from './batch-split.js';
 import { PipelineError } from './errors.js';
+import type { ContentDedup } from './dedup/content-dedup.js';
 import type { FailureLatch } from './failure-latch.js';
 import type { FlowGovernor } from './flow-governor.js';
 import type { GatingState } from './gating-state.js';
@@ -32,6 +33,8 @@ export interface IngestDeps {
   readonly failure: FailureLatch;
   /** Told of every piece offered to the lanes, and of the end of ingest. */
   readonly reach: LiveReach;
+  /** Keeps upstream duplicates from the lanes (never from raw); null when no stream has it on. */
+  readonly dedup: ContentDedup | null;
 }
 
 /**
@@ -121,7 +124,12 @@ async function readBatches(deps: IngestDeps): Promise<void> {
       gating.counts.rawBatches += 1;
       gating.counts.rawRecords += piece.records.length;
       publishSubmitted(deps.raw.descriptor.id, 'primary-raw', piece);
-      offerSecondaries(deps, piece);
+      let clean = withoutOversized(deps, piece);
+      // One lookup per piece, awaited: pieces are decided in the order raw
+      // took them, so a retry in the next piece meets its first occurrence.
+      // The set's timeout bounds the wait; raw already has the piece.
+      if (clean !== null && deps.dedup !== null) clean = await deps.dedup.filter(clean);
+      for (const lane of deps.lanes) lane.offer(clean ?? piece);
       // Moved only once offered: until then the piece is pending in no lane,
       // and a reach past it would hand it to recovery beside the live offer.
       deps.reach.offered(piece.span, piece.span.end);
@@ -145,9 +153,15 @@ function pieces(deps: IngestDeps, batch: SourceBatch): SourceBatch[] {
   return splitBatch(batch, { maxRecords, maxBytes });
 }
 
-/** Records above `maxRecordBytes` never reach a secondary: raw's quarantine counts them. */
-function offerSecondaries(deps: IngestDeps, piece: SourceBatch): void {
-  if (deps.lanes.length === 0) return;
+/**
+ * What of a piece the lanes are offered, null when there are no lanes:
+ * records above `maxRecordBytes` never reach a secondary (raw's quarantine
+ * counts them). Content dedup then runs once for every lane, after raw
+ * accepted the whole piece: raw keeps every record, and a dropped
+ * duplicate's offset stays inside the span the lanes cover.
+ */
+function withoutOversized(deps: IngestDeps, piece: SourceBatch): SourceBatch | null {
+  if (deps.lanes.length === 0) return null;
   const limit = deps.config.maxRecordBytes;
   let clean = piece;
   if (piece.records.some((r) => recordBytes(r) > limit)) {
@@ -161,5 +175,5 @@ function offerSecondaries(deps: IngestDeps, piece: SourceBatch): void {
       });
     }
   }
-  for (const lane of deps.lanes) lane.offer(clean);
+  return clean;
 }

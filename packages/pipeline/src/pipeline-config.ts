@@ -7,6 +7,7 @@ import {
   type LaneSettings,
 } from '@thalweg/connector-core';
 import { z } from 'zod';
+import { dedupConfigSchema, type DedupConfigInput } from './dedup/dedup-config.js';
 import { recoveryConfigSchema, type RecoveryConfigInput } from './recovery/recovery-config.js';
 
 const positiveInt = z.number().int().positive();
@@ -97,6 +98,14 @@ export interface PipelineConfigInput {
    * @defaultValue `undefined`: such a source is refused
    */
   acceptLossWindow?: LossWindowAcceptance | undefined;
+  /**
+   * Opt-in content dedup, keyed by the source stream (topic) it applies to
+   * (ADR 0036): upstream duplicates are kept from the secondaries, never
+   * from raw. Each stream must declare a natural key or a uniqueness
+   * guarantee, and the spec must give a `coordination` of mode 1, 3, 5 or 7.
+   * @defaultValue `{}`: no stream is deduplicated
+   */
+  dedup?: Record<string, DedupConfigInput> | undefined;
 }
 
 /** How the source position is committed. */
@@ -145,6 +154,7 @@ export const pipelineConfigSchema = z.strictObject({
     })
     .prefault({}),
   acceptLossWindow: z.literal(ACCEPT_LOSS_WINDOW).optional(),
+  dedup: z.record(z.string(), dedupConfigSchema).default({}),
 });
 
 export type PipelineConfig = z.output<typeof pipelineConfigSchema>;

@@ -1,3 +1,4 @@
+import { ContentDedup } from './dedup/content-dedup.js';
 import {
   isDurable,
   monotonicClock,
@@ -59,6 +60,8 @@ export interface OpenedPipeline {
   readonly reach: LiveReach;
   /** The dq-audit trail's recorder (ADR 0026): flushed each flow cycle, closed at shutdown. */
   readonly dq: DqAuditRecorder;
+  /** Content dedup (ADR 0036), null when no stream has it on. */
+  readonly dedup: ContentDedup | null;
 }
 
 /**
@@ -125,6 +128,8 @@ async function openParts(
   const governor = new FlowGovernor(config.flowControl, config.memoryLimitBytes, clock);
   // dq-audit (ADR 0026): each secondary's checks report under its sink's id, live and in recovery.
   const dq = dqAuditFor(spec, log);
+  const contentDedup = new ContentDedup(config.dedup, spec.coordination, source.cluster, log);
+  const dedup = contentDedup.enabled ? contentDedup : null;
   const specs = auditedSecondaries(spec.secondaries ?? [], dq, (i) => lanes[i]?.id ?? `[${i}]`);
   const perLane = new PerLane({
     coverage,
@@ -189,6 +194,7 @@ async function openParts(
       clock,
       scheduler,
       log: (line) => userLog(`thalweg recovery: ${line}`),
+      dedup,
     });
     const holes = new RawHoleGuard(raw.descriptor, raw, coverage);
     if (config.recovery.role !== 'recovery') {
@@ -216,6 +222,7 @@ async function openParts(
       repair,
       reach,
       dq,
+      dedup,
     };
   } catch (error) {
     // A started lane owns its sink and closes it when stopped (nothing was

@@ -1,5 +1,6 @@
 import type { ByteBudgetStats } from '@thalweg/connector-core';
 import type { RecorderStats } from './coverage-recorder.js';
+import type { DedupStats } from './dedup/content-dedup.js';
 import type { DqAuditStats } from './dq/dq-audit-recorder.js';
 import type { CommitterStats } from './position-committer.js';
 import type { RecoveryBacklog } from './recovery/backlog-meter.js';
@@ -42,6 +43,8 @@ export interface PipelineStats {
   readonly quarantine: QuarantineStats;
   /** The dq-audit trail's recorder: per sink and check, what the checks found (ADR 0026). */
   readonly dq: DqAuditStats;
+  /** Content dedup per stream it is on for (ADR 0036); empty when off. */
+  readonly dedup: readonly DedupStats[];
 
   /** Null when this process does not recover (role `ingest`). */
   readonly recovery: (RecoveryStats & { readonly backlog: RecoveryBacklog }) | null;

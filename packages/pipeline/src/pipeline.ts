@@ -121,6 +121,7 @@ export class Pipeline {
       coverage: perLane.coverageStats(),
       quarantine: perLane.quarantineStats(),
       dq: this.parts.dq.stats(),
+      dedup: this.parts.dedup?.stats() ?? [],
       recovery:
         repair.runner === null ? null : { ...repair.runner.stats(), backlog: this.backlog() },
       flow: {

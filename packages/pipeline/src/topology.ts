@@ -11,6 +11,7 @@ import type {
   SourceBatch,
   SourceHeaders,
 } from '@thalweg/connector-core';
+import type { Coordination } from '@thalweg/coordination';
 import type { CoverageStore, LeaseStore } from '@thalweg/offset-store';
 import type { DqAuditStore } from './dq/dq-audit-store.js';
 import type { PipelineConfigInput } from './pipeline-config.js';
@@ -101,6 +102,13 @@ export interface PipelineSpec {
    */
   readonly leases?: LeaseStore;
   readonly config?: PipelineConfigInput;
+  /**
+   * The coordination tier (`@thalweg/coordination`) whose expiring set holds
+   * content dedup's seen-set; needed only when `config.dedup` names a
+   * stream. The caller owns it (the pipeline does not close it), so several
+   * pipelines can share one set.
+   */
+  readonly coordination?: Coordination;
   readonly quarantine?: QuarantineWriter;
   /**
    * The dq-audit trail: where each secondary's data-quality outcomes are

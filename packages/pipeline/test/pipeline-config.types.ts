@@ -6,7 +6,9 @@
 // connector-core).
 import { agree, type Equals } from '@thalweg/test-services';
 import type { z } from 'zod';
+import type { dedupConfigSchema } from '../src/dedup/dedup-config.js';
 import type {
+  DedupConfigInput,
   PipelineConfigInput,
   pipelineConfigSchema,
   RecoveryConfigInput,
@@ -20,6 +22,7 @@ type Pipeline = z.input<typeof pipelineConfigSchema>;
 agree<Equals<PipelineConfigInput, Pipeline>>();
 agree<Equals<SecondaryConfigInput, z.input<typeof secondaryConfigSchema>>>();
 agree<Equals<RecoveryConfigInput, z.input<typeof recoveryConfigSchema>>>();
+agree<Equals<DedupConfigInput, z.input<typeof dedupConfigSchema>>>();
 
 // A drift at depth is caught: a role the schema does not accept,
 type WrongRole = Omit<PipelineConfigInput, 'recovery'> & {

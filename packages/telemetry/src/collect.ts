@@ -101,6 +101,12 @@ export function collectMetrics(observed: Observed): MetricFamily[] {
     const { topic, partition } = lag.partition;
     add(METRICS.sourceLag, { topic, partition: String(partition) }, lag.lag);
   }
+  for (const d of s.dedup) {
+    add(METRICS.dedupChecked, { stream: d.stream }, d.checked);
+    add(METRICS.dedupDropped, { stream: d.stream }, d.dropped);
+    add(METRICS.dedupSkipped, { stream: d.stream }, d.skipped);
+    add(METRICS.dedupRate, { stream: d.stream }, d.duplicateRate);
+  }
   add(METRICS.commits, {}, s.positions.commits);
   add(METRICS.commitFailures, {}, s.positions.failures);
   add(METRICS.coverageRecorded, {}, s.coverage.recorded);

@@ -287,6 +287,35 @@ export const METRICS = {
     [] as const,
     'For a source that can neither rewind nor resume: records read and not yet durable in raw, lost if the process died now. Absent for every other source.',
   ),
+  // Content dedup per source stream (ADR 0036): measure the rate before recommending it.
+  dedupChecked: def(
+    'thalweg_dedup_checked_records_total',
+    'counter',
+    '{record}',
+    ['stream'] as const,
+    'Records looked up against the content-dedup seen-set (live and in recovery replays).',
+  ),
+  dedupDropped: def(
+    'thalweg_dedup_dropped_records_total',
+    'counter',
+    '{record}',
+    ['stream'] as const,
+    'Upstream duplicates kept from the secondaries (raw holds every one of them).',
+  ),
+  dedupSkipped: def(
+    'thalweg_dedup_skipped_records_total',
+    'counter',
+    '{record}',
+    ['stream'] as const,
+    'Records that went on with dedup off because the seen-set failed or timed out.',
+  ),
+  dedupRate: def(
+    'thalweg_dedup_duplicate_ratio',
+    'gauge',
+    '1',
+    ['stream'] as const,
+    'Dropped over checked, 0..1: the duplicate rate of the stream.',
+  ),
   commits: def(
     'thalweg_position_commits_total',
     'counter',

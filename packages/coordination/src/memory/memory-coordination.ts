@@ -9,7 +9,7 @@ import type {
 } from '../coordination.js';
 import { leaseElection } from '../election.js';
 import { CoordinationError, invalidInput } from '../errors.js';
-import { checkDelta, checkKeys, checkName, checkTtl } from '../input.js';
+import { checkDelta, checkKeys, checkName, checkTtl, checkValues } from '../input.js';
 import { intervalScheduler, type Scheduler } from '../scheduler.js';
 import { MemoryState } from './memory-state.js';
 
@@ -134,11 +134,17 @@ export class MemoryCoordination implements Coordination {
           checkKeys(keys);
           return s.hasMany(name, keys);
         }),
-      addMany: (keys, ttlMs) =>
+      getMany: (keys) =>
+        this.use(() => {
+          checkKeys(keys);
+          return s.getMany(name, keys);
+        }),
+      addMany: (keys, ttlMs, values) =>
         this.use(() => {
           checkKeys(keys);
           checkTtl(ttlMs);
-          s.addMany(name, keys, ttlMs, max);
+          checkValues(keys, values);
+          s.addMany(name, keys, ttlMs, max, values);
         }),
       size: () => this.use(() => s.setSize(name)),
     };

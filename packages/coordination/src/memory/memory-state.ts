@@ -1,6 +1,9 @@
 import type { Lease } from '@thalweg/offset-store';
 import { CoordinationError } from '../errors.js';
 
+/** An expiring set's entry: when it expires, and the value it was added with. */
+type SetEntry = [expiresAt: number, value: string];
+
 interface HeldLease {
   readonly holder: string;
   readonly token: number;
@@ -17,8 +20,8 @@ export class MemoryState {
   private readonly leases = new Map<string, HeldLease>();
   private readonly tokens = new Map<string, number>();
   private readonly members = new Map<string, { info: string; expiresAt: number }>();
-  /** Per set, key -> expiry, in the order added (a re-add moves a key last): eviction takes the first. */
-  private readonly sets = new Map<string, Map<string, number>>();
+  /** Per set, key -> [expiry, value], in the order added (a re-add moves a key last): eviction takes the first. */
+  private readonly sets = new Map<string, Map<string, SetEntry>>();
   private readonly counters = new Map<string, number>();
 
   constructor(private readonly now: () => number) {}
@@ -76,22 +79,32 @@ export class MemoryState {
   }
 
   hasMany(set: string, keys: readonly string[]): boolean[] {
+    return this.getMany(set, keys).map((v) => v !== null);
+  }
+
+  getMany(set: string, keys: readonly string[]): (string | null)[] {
     const entries = this.sets.get(set);
     const now = this.now();
     return keys.map((k) => {
-      const expiresAt = entries?.get(k);
-      return expiresAt !== undefined && expiresAt > now;
+      const entry = entries?.get(k);
+      return entry !== undefined && entry[0] > now ? entry[1] : null;
     });
   }
 
-  addMany(set: string, keys: readonly string[], ttlMs: number, maxEntries: number): void {
+  addMany(
+    set: string,
+    keys: readonly string[],
+    ttlMs: number,
+    maxEntries: number,
+    values?: readonly string[],
+  ): void {
     let entries = this.sets.get(set);
-    if (entries === undefined) this.sets.set(set, (entries = new Map<string, number>()));
+    if (entries === undefined) this.sets.set(set, (entries = new Map<string, SetEntry>()));
     const expiresAt = this.now() + ttlMs;
-    for (const k of keys) {
+    keys.forEach((k, i) => {
       entries.delete(k);
-      entries.set(k, expiresAt);
-    }
+      entries.set(k, [expiresAt, values?.[i] ?? '']);
+    });
     for (const k of entries.keys()) {
       if (entries.size <= maxEntries) break;
       entries.delete(k);
@@ -126,7 +139,7 @@ export class MemoryState {
     for (const [k, l] of this.leases) if (l.expiresAt <= now) this.leases.delete(k);
     for (const [k, m] of this.members) if (m.expiresAt <= now) this.members.delete(k);
     for (const entries of this.sets.values()) {
-      for (const [k, e] of entries) if (e <= now) entries.delete(k);
+      for (const [k, e] of entries) if (e[0] <= now) entries.delete(k);
     }
   }
 
@@ -163,7 +176,17 @@ export class MemoryState {
     reset(this.members, doc.members);
     reset(this.counters, doc.counters);
     this.sets.clear();
-    for (const [name, entries] of doc.sets) this.sets.set(name, new Map(entries));
+    // Version 1 backups written before sets held values list [key, expiry] pairs.
+    for (const [name, entries] of doc.sets) {
+      this.sets.set(
+        name,
+        new Map(
+          entries.map(([k, e]): [string, SetEntry] =>
+            Array.isArray(e) ? [k, [e[0], e[1]]] : [k, [e, '']],
+          ),
+        ),
+      );
+    }
     this.sweep();
   }
 }
@@ -173,7 +196,7 @@ interface Snapshot {
   leases: [string, HeldLease][];
   tokens: [string, number][];
   members: [string, { info: string; expiresAt: number }][];
-  sets: [string, [string, number][]][];
+  sets: [string, [string, SetEntry | number][]][];
   counters: [string, number][];
 }
 

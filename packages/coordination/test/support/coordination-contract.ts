@@ -127,6 +127,30 @@ export function describeCoordinationContract(
       await c.close();
     });
 
+    it('expiring set: a key keeps the value it was added with, and a re-add replaces it', async () => {
+      const { coordination: c } = await backend.fresh();
+      const set = c.expiringSet('valued');
+      const keys = Array.from({ length: 200 }, (_, i) => `h-${i}`);
+      await set.addMany(
+        keys,
+        ttl * 10,
+        keys.map((k) => `id-of-${k}`),
+      );
+      await set.addMany(['plain'], ttl * 10);
+      expect(await set.getMany([...keys, 'plain', 'absent'])).toEqual([
+        ...keys.map((k) => `id-of-${k}`),
+        '',
+        null,
+      ]);
+      await set.addMany(['h-0'], ttl * 10, ['second']);
+      expect(await set.getMany(['h-0', 'h-1'])).toEqual(['second', 'id-of-h-1']);
+      await expect(set.addMany(['a', 'b'], ttl, ['only-one'])).rejects.toMatchObject({
+        code: 'TWG_COORDINATION_INVALID',
+        field: 'values',
+      });
+      await c.close();
+    });
+
     it('expiring set: a key reads unseen once its TTL passed', async () => {
       const fx = await backend.fresh();
       const set = fx.coordination.expiringSet('seen');

@@ -48,6 +48,8 @@ export interface RecoveryDeps {
   readonly config: RecoveryConfig;
   /** The pipeline's `maxRecordBytes`: larger records never reach a secondary. */
   readonly maxRecordBytes: number;
+  /** Content dedup, the live path's own (ADR 0036); absent when no stream has it on. */
+  readonly dedup?: (batch: SourceBatch) => Promise<SourceBatch>;
   readonly clock: Clock;
   /** Where the pause between passes and the lease renewals run. */
   readonly scheduler: Scheduler;
@@ -235,6 +237,7 @@ export class RecoveryRunner {
         maxMs: deps.config.windowMaxMs,
         quarantineMode: deps.config.quarantine,
         maxRecordBytes: deps.maxRecordBytes,
+        ...(deps.dedup === undefined ? {} : { dedup: deps.dedup }),
         quarantine: (sink, batch, note) => {
           deps.quarantine(window.sink, sink, batch, note);
         },

@@ -10,6 +10,7 @@ import {
   type SourcePartition,
 } from '@thalweg/connector-core';
 import type { CoverageStore } from '@thalweg/offset-store';
+import type { ContentDedup } from '../dedup/content-dedup.js';
 import type { LaneOwned, PerLane } from '../per-lane.js';
 import type { PipelineConfig } from '../pipeline-config.js';
 import type { SecondaryLane } from '../secondary-lane.js';
@@ -54,6 +55,7 @@ export interface RecoveryWiring {
   readonly clock: Clock;
   readonly scheduler: Scheduler;
   readonly log: (line: string) => void;
+  readonly dedup: ContentDedup | null;
 }
 
 /** What recovery repairs, and recovery itself when this process runs it (not in `ingest`). */
@@ -116,6 +118,9 @@ export function openRecovery(w: RecoveryWiring): RecoveryParts {
     holder: config.holder ?? `${hostname()}:${process.pid}`,
     config,
     maxRecordBytes: w.config.maxRecordBytes,
+    ...(w.dedup === null
+      ? {}
+      : { dedup: (batch: SourceBatch) => w.dedup?.filter(batch) ?? Promise.resolve(batch) }),
     clock: w.clock,
     scheduler: w.scheduler,
     quarantine: (lane, sink, batch, note) => {

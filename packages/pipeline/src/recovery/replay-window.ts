@@ -39,6 +39,8 @@ export interface ReplayOptions {
   /** Keeps the window's lease; false once it was lost (another worker has it). */
   readonly keepLease: () => Promise<boolean>;
   readonly now: () => number;
+  /** Content dedup, as on the live path (ADR 0036): applied after the oversized cut. */
+  readonly dedup?: (batch: SourceBatch) => Promise<SourceBatch>;
 }
 
 export type ReplayOutcome =
@@ -102,6 +104,7 @@ export async function replayWindow<B>(
           }
         }
       }
+      if (options.dedup !== undefined) clean = await options.dedup(clean);
       const derived = deriveSafely(target.derive, clean);
       for (const note of derived.quarantined) {
         if (options.quarantineMode === 'rehydrate') options.quarantine(window.sink, batch, note);

@@ -1,3 +1,4 @@
+import type { Coordination } from '@thalweg/coordination';
 import type { Clock, Scheduler, Source } from '@thalweg/connector-core';
 import { InMemoryCoverage, type CoverageStore, type LeaseStore } from '@thalweg/offset-store';
 import { sinkId } from '@thalweg/connector-core';
@@ -37,6 +38,8 @@ export interface BuildOptions {
   readonly scheduler?: Scheduler;
   /** The pipeline's clock (a ManualClock lets the test move time for it alone). */
   readonly clock?: Clock;
+  /** Content dedup's seen-set lives here (`config.dedup`). */
+  readonly coordination?: Coordination;
 }
 
 export async function build(source: Source, options: BuildOptions = {}): Promise<Built> {
@@ -59,6 +62,7 @@ export async function build(source: Source, options: BuildOptions = {}): Promise
     ...(options.dqAudit === undefined ? {} : { dqAudit: options.dqAudit }),
     ...(options.scheduler === undefined ? {} : { scheduler: options.scheduler }),
     ...(options.clock === undefined ? {} : { clock: options.clock }),
+    ...(options.coordination === undefined ? {} : { coordination: options.coordination }),
     primaryRaw: (confirm) => {
       raw = new MemoryRawSink(confirm, log, 'raw', options.rawHeld);
       options.raw?.(raw);
