@@ -3,11 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Lease } from '../src/index.js';
 import { openOnEtcd } from './support/etcd-fixture.js';
 
-// Members are killed here: on a cluster of this file's own (port base 35379),
+// Members are killed here: on a cluster of this file's own (port base 28379),
 // never the shared one other files use meanwhile.
 let cluster: PrivateEtcd;
 beforeAll(async () => {
-  cluster = await privateEtcd(35379);
+  cluster = await privateEtcd(28379);
 }, 60_000);
 afterAll(async () => {
   await cluster.down();

@@ -26,7 +26,9 @@ export interface PrivateEtcd extends EtcdCluster {
  * own. Fault tests kill members of THIS cluster, never of the shared one the
  * other test files use at the same time: vitest runs files in parallel, and
  * a member killed under another file's test would fail it. Each test file
- * picks a port base no other file uses.
+ * picks a port base no other file uses, below 32768: Linux hands out ports
+ * from 32768 up to outgoing connections, and one of those may hold a port
+ * a member started mid-run wants.
  */
 export async function privateEtcd(portBase: number): Promise<PrivateEtcd> {
   const dir = await mkdtemp(join(tmpdir(), 'twg-etcd-'));

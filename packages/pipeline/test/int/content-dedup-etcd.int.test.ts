@@ -1,26 +1,24 @@
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { partitionKey, type SourcePartition, type SourceRecord } from '@thalweg/connector-core';
 import { coordination, type Coordination } from '@thalweg/coordination';
-import { etcd, uniqueName, waitFor } from '@thalweg/test-services';
-import { afterAll, describe, expect, it } from 'vitest';
+import { etcd, privateEtcd, uniqueName, waitFor, type PrivateEtcd } from '@thalweg/test-services';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DedupConfigInput } from '../../src/index.js';
 import { build } from '../doubles/harness.js';
 import type { MemoryRow } from '../doubles/memory-sinks.js';
 import { MemoryStoreSource } from '../doubles/memory-sources.js';
 
 // Content dedup against etcd mode 3 (ADR 0036). The fault test kills real
-// members of the cluster THALWEG_ETCD_PORT_BASE / THALWEG_SERVICES_DIR name,
-// as packages/coordination's fault tests do.
-const script = fileURLToPath(new URL('../../../../scripts/services/etcd.sh', import.meta.url));
-const run = promisify(execFile);
-const member = (verb: 'kill-member' | 'start-member', n: number) =>
-  run('bash', [script, verb, String(n)]);
-
+// members of a cluster of this file's own (port base 28479), never the
+// shared one other files use meanwhile.
+let cluster: PrivateEtcd;
+beforeAll(async () => {
+  cluster = await privateEtcd(28479);
+}, 60_000);
 afterAll(async () => {
-  for (const n of [1, 2, 3]) await member('start-member', n);
+  await cluster.down();
 });
+const member = (verb: 'kill-member' | 'start-member', n: 1 | 2 | 3) =>
+  verb === 'kill-member' ? cluster.kill(n) : cluster.start(n);
 
 const ORDERS: DedupConfigInput = {
   key: { fields: ['orderId', 'eventTime'] },
@@ -95,7 +93,7 @@ describe('content dedup on etcd mode 3', () => {
   it('two of three members killed: dedup degrades to off and ingest goes on; restarted, it resumes', async () => {
     const c = await coordination({
       mode: 3,
-      endpoints: etcd().endpoints,
+      endpoints: cluster.endpoints,
       namespace: `${uniqueName('twg-dedup')}/`,
       callTimeoutMs: 1000,
       healthIntervalMs: 200,
