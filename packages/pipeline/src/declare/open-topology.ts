@@ -67,6 +67,7 @@ export async function openTopology<R extends RawPart, S extends SecondaryParts>(
       coverage,
       ...(declaration.sourceName === undefined ? {} : { sourceName: declaration.sourceName }),
       ...(declaration.leases === undefined ? {} : { leases: declaration.leases }),
+      ...(declaration.coordination === undefined ? {} : { coordination: declaration.coordination }),
       ...(declaration.quarantine === undefined ? {} : { quarantine: declaration.quarantine }),
       ...(declaration.clock === undefined ? {} : { clock: declaration.clock }),
       ...(declaration.scheduler === undefined ? {} : { scheduler: declaration.scheduler }),

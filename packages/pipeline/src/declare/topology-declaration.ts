@@ -1,3 +1,4 @@
+import type { Coordination } from '@thalweg/coordination';
 import type {
   Clock,
   MaybePromise,
@@ -38,6 +39,11 @@ export interface TopologyDeclaration<R extends RawPart, S extends SecondaryParts
   readonly coverage?: (sinks: readonly SinkId[]) => MaybePromise<CoverageStore>;
   /** Where recovery workers claim windows, when several processes recover the same secondaries. */
   readonly leases?: LeaseStore;
+  /**
+   * The coordination tier whose expiring set content dedup shares
+   * (`config.dedup`, ADR 0036); the caller opens and closes it.
+   */
+  readonly coordination?: Coordination;
   /** The pipeline's settings; per-lane settings go with each secondary part (`lane`). */
   readonly config?: Omit<PipelineConfigInput, 'secondaries'>;
   /** Cursor keys of a store-managed source use this name (default: the source's cluster). */
