@@ -1,5 +1,5 @@
 import type { BackupStore } from './backup-store.js';
-import { s3BackupStore } from './backup-store.js';
+import { s3BackupStore } from './s3-backup-store.js';
 import type { Coordination } from './coordination.js';
 import { openSingleNode } from './memory/single-node.js';
 import { offCoordination } from './off.js';
