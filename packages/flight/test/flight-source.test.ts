@@ -38,7 +38,13 @@ function instantScheduler(): Scheduler & { readonly delays: number[] } {
  */
 async function liveStream(
   rows: number,
-  options: { resumable: boolean; failAfter?: number; onBatch?: (first: number) => Promise<void> },
+  options: {
+    resumable: boolean;
+    failAfter?: number;
+    onBatch?: (first: number) => Promise<void>;
+    /** Characters each row's payload is padded to (default: just `p<id>`). */
+    payloadChars?: number;
+  },
 ): Promise<{ client: FlightClient; tickets: string[]; sent: number[] }> {
   const tickets: string[] = [];
   const sent: number[] = [];
@@ -60,7 +66,7 @@ async function liveStream(
           const batch = rowsBatch(
             Array.from({ length: n }, (_, i) => ({
               id: BigInt(first + i),
-              payload: `p${first + i}`,
+              payload: `p${first + i}`.padEnd(options.payloadChars ?? 0, '.'),
               ts: first + i,
             })),
           );
@@ -174,8 +180,11 @@ describe('FlightSource', () => {
 
   it('stops pulling the DoGet while paused, and while its prefetch queue is full', async () => {
     const served: number[] = [];
-    const { client } = await liveStream(400, {
+    // 4,000 batches of 64 KiB: far more than the socket and HTTP/2 buffers
+    // hold, so a server held by flow control is held well short of the end.
+    const { client } = await liveStream(16_000, {
       resumable: true,
+      payloadChars: 16 * 1024,
       onBatch: (first) => {
         served.push(first);
         return Promise.resolve();
@@ -195,7 +204,7 @@ describe('FlightSource', () => {
     // and gRPC's flow control holds the server far short of the stream's end.
     for (let i = 0; i < 5; i++) await isPending(new Promise(() => undefined));
     expect(s.stats().rows).toBeLessThanOrEqual(4 * BATCH_ROWS);
-    expect(served.length).toBeLessThan(100);
+    expect(served.length).toBeLessThan(4_000);
     await s.close();
   });
 });

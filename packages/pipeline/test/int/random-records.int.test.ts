@@ -198,7 +198,8 @@ async function ingest(records: readonly ExactRecord[]): Promise<void> {
           `budget ${JSON.stringify(st.flow.budget)}, secondary ${JSON.stringify(st.secondaries[0])})`
         );
       },
-      30_000,
+      // A consumer group joining a loaded broker has taken over 30 s on Node 24 in CI.
+      60_000,
     );
     await pipeline.stop();
     expect(await running).toBeNull();
