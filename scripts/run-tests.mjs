@@ -58,6 +58,9 @@ for (const [i, node] of nodes.entries()) {
       file.status === 'failed' && !(file.assertionResults ?? []).some((t) => t.status === 'failed'),
   ).length;
   const f = report.numFailedTests + crashed;
+  // Named again here, after vitest's long output: a CI that keeps only the
+  // tail of the log still shows which test failed, and why.
+  for (const line of failures(report)) console.error(line);
   const s = report.numPendingTests + report.numTodoTests;
   console.error(`Node ${version}: ${p} passed, ${f} failed${s > 0 ? `, ${s} skipped` : ''}`);
   if (p === 0) {
@@ -71,3 +74,22 @@ for (const [i, node] of nodes.entries()) {
 }
 console.log(`${passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ''}`);
 process.exit(status);
+
+/** One line per failed test (file, full name, the message's first line), and per file that failed outside any test. */
+function failures(report) {
+  const lines = [];
+  for (const file of report.testResults ?? []) {
+    const where = file.name.startsWith(root) ? file.name.slice(root.length + 1) : file.name;
+    const tests = (file.assertionResults ?? []).filter((t) => t.status === 'failed');
+    for (const t of tests)
+      lines.push(`FAILED ${where} > ${t.fullName}: ${firstLine(t.failureMessages?.[0])}`);
+    if (file.status === 'failed' && tests.length === 0)
+      lines.push(`FAILED ${where}: ${firstLine(file.message)}`);
+  }
+  return lines;
+}
+
+function firstLine(text) {
+  const line = (text ?? '').split('\n').find((l) => l.trim() !== '') ?? '(no message)';
+  return line.length > 300 ? `${line.slice(0, 300)}…` : line;
+}
