@@ -104,7 +104,7 @@ start_member() {
     --listen-peer-urls "$(peer_url "$n")" --initial-advertise-peer-urls "$(peer_url "$n")" \
     --initial-cluster "$(initial_cluster)" --initial-cluster-token "$TOKEN" \
     --initial-cluster-state "$state" --heartbeat-interval 100 --election-timeout 1000 \
-    --log-level warn --logger zap </dev/null >"$(log_file "$n")" 2>&1 9>&- &
+    ${THALWEG_ETCD_FLAGS:-} --log-level warn --logger zap </dev/null >"$(log_file "$n")" 2>&1 9>&- &
   echo $! >"$(pid_file "$n")"
 }
 

@@ -9,6 +9,7 @@ import {
 import { admit, grantablePieceBytes, observeExpansion } from './admission.js';
 import { batchBytes, recordBytes, splitBatch } from './batch-split.js';
 import { PipelineError } from './errors.js';
+import { OrderedOffers } from './ordered-offers.js';
 import type { ContentDedup } from './dedup/content-dedup.js';
 import type { FailureLatch } from './failure-latch.js';
 import type { FlowGovernor } from './flow-governor.js';
@@ -48,15 +49,23 @@ export interface IngestDeps {
  * (raw-hole-guard.ts); nothing past either is committed.
  */
 export async function readSource(deps: IngestDeps): Promise<void> {
+  const deduped = new OrderedOffers<SourceBatch>(MAX_PIECES_IN_DEDUP, (error) => {
+    deps.failure.fail(error);
+  });
   try {
-    await readBatches(deps);
+    await readBatches(deps, deduped);
   } finally {
+    // The pieces still in dedup are offered first (its timeout bounds the wait).
+    await deduped.drained();
     // Nothing more is offered: recovery owns every gap from now on.
     deps.reach.end();
   }
 }
 
-async function readBatches(deps: IngestDeps): Promise<void> {
+/** Pieces whose dedup lookup is out before the loop waits for the oldest: lookups overlap, memory stays bounded. */
+const MAX_PIECES_IN_DEDUP = 8;
+
+async function readBatches(deps: IngestDeps, deduped: OrderedOffers<SourceBatch>): Promise<void> {
   const { gating, governor, failure } = deps;
   const signal = failure.signal;
   for await (const batch of deps.source.batches(signal)) {
@@ -124,17 +133,29 @@ async function readBatches(deps: IngestDeps): Promise<void> {
       gating.counts.rawBatches += 1;
       gating.counts.rawRecords += piece.records.length;
       publishSubmitted(deps.raw.descriptor.id, 'primary-raw', piece);
-      let clean = withoutOversized(deps, piece);
-      // One lookup per piece, awaited: pieces are decided in the order raw
-      // took them, so a retry in the next piece meets its first occurrence.
-      // The set's timeout bounds the wait; raw already has the piece.
-      if (clean !== null && deps.dedup !== null) clean = await deps.dedup.filter(clean);
-      for (const lane of deps.lanes) lane.offer(clean ?? piece);
-      // Moved only once offered: until then the piece is pending in no lane,
-      // and a reach past it would hand it to recovery beside the live offer.
-      deps.reach.offered(piece.span, piece.span.end);
+      const clean = withoutOversized(deps, piece);
+      if (clean !== null && deps.dedup !== null) {
+        // The lookup leaves now and the loop goes on to the next piece;
+        // pieces are decided and offered in the order raw took them.
+        await deduped.offer(deps.dedup.filter(clean), (kept) => {
+          offer(deps, piece, kept);
+        });
+      } else {
+        offer(deps, piece, clean ?? piece);
+      }
     }
   }
+}
+
+/**
+ * Offers `kept` (the piece, or what dedup and the oversized cut left of it)
+ * to every lane, then moves the reach past the piece: until it is offered the
+ * piece is pending in no lane, and a reach past it would hand it to recovery
+ * beside the live offer.
+ */
+function offer(deps: IngestDeps, piece: SourceBatch, kept: SourceBatch): void {
+  for (const lane of deps.lanes) lane.offer(kept);
+  deps.reach.offered(piece.span, piece.span.end);
 }
 
 /**

@@ -128,7 +128,7 @@ async function openParts(
   const governor = new FlowGovernor(config.flowControl, config.memoryLimitBytes, clock);
   // dq-audit (ADR 0026): each secondary's checks report under its sink's id, live and in recovery.
   const dq = dqAuditFor(spec, log);
-  const contentDedup = new ContentDedup(config.dedup, spec.coordination, source.cluster, log);
+  const contentDedup = new ContentDedup(config.dedup, spec.coordination, log);
   const dedup = contentDedup.enabled ? contentDedup : null;
   const specs = auditedSecondaries(spec.secondaries ?? [], dq, (i) => lanes[i]?.id ?? `[${i}]`);
   const perLane = new PerLane({

@@ -1,5 +1,6 @@
 import type { ReplayableSink, Source, SourceBatch } from '@thalweg/connector-core';
 import type { CoverageStore } from '@thalweg/offset-store';
+import type { ContentDedup } from './dedup/content-dedup.js';
 import type { DqAuditRecorder } from './dq/dq-audit-recorder.js';
 import { PipelineError } from './errors.js';
 import { reason, type FailureLatch } from './failure-latch.js';
@@ -17,6 +18,8 @@ export interface ShutdownDeps {
   readonly repair: RecoveryParts | null;
   readonly coverage: CoverageStore;
   readonly dq: DqAuditRecorder;
+  /** Its writes to the seen-set still in flight are waited for (each bounded by its timeout). */
+  readonly dedup: ContentDedup | null;
   readonly secondaryDrainMs: number;
   readonly failure: FailureLatch;
   /** Ends the flow cycle: after raw's flush, whose acknowledgements it still commits. */
@@ -42,7 +45,7 @@ export async function flushRaw(
  * The shutdown sequence, in order: flush raw (its acknowledgements commit
  * the last positions), commit them, drain each secondary within its
  * deadline, write every lane's coverage, let the quarantine writers finish,
- * measure the backlog a last time, write and close the dq-audit trail,
+ * let content dedup's writes to its seen-set settle, measure the backlog a last time, write and close the dq-audit trail,
  * checkpoint coverage, close everything.
  * Each step runs whatever failed before it; only raw's flush and the commit
  * can fail the run.
@@ -71,6 +74,7 @@ export async function shutDown(deps: ShutdownDeps): Promise<void> {
       log(`${what} failed: ${reason(error)}`);
     }
   };
+  if (deps.dedup !== null) await settle('remember the dedup hashes', deps.dedup.settled());
   if (deps.repair !== null) {
     await settle('measure the backlog', measureFinal(deps.repair, raw, deps.coverage));
   }

@@ -1,14 +1,10 @@
 import { hash } from 'node:crypto';
-import {
-  ConfigError,
-  RecordIdHasher,
-  type SourceBatch,
-  type SourceRecord,
-} from '@thalweg/connector-core';
+import { ConfigError, type SourceBatch, type SourceRecord } from '@thalweg/connector-core';
 import type { Coordination, ExpiringSet } from '@thalweg/coordination';
 import type { DedupConfig } from './dedup-config.js';
+import { UnconfirmedAdds } from './unconfirmed-adds.js';
 
-/** Bytes of a content hash: SHA-256 truncated to 128 bits, as the record id. */
+/** Bytes of a content hash: SHA-256 truncated to 128 bits. */
 const CONTENT_HASH_BYTES = 16;
 
 /** One stream's dedup counters, in `stats().dedup` and the telemetry catalog. */
@@ -29,24 +25,47 @@ export interface DedupStats {
 interface Stream {
   readonly config: DedupConfig;
   readonly set: ExpiringSet;
+  /** The previous piece's decision: pieces are decided in the order they were given. */
+  tail: Promise<unknown>;
+  readonly unconfirmed: UnconfirmedAdds;
+  /** Writes to the set in flight, at most MAX_WRITES_IN_FLIGHT. */
+  readonly writes: Set<Promise<void>>;
   checked: number;
   dropped: number;
   skipped: number;
   unhashable: number;
 }
 
+/** Writes to the set one stream keeps in flight before a decision waits for one to settle. */
+const MAX_WRITES_IN_FLIGHT = 4;
+
+/** Hash -> the records of one piece carrying it, in offset order. */
+type Groups = Map<string, SourceRecord[]>;
+
+/**
+ * Which record the set names as a hash's first occurrence: its partition and
+ * offset, which identify it inside its stream (the set is per stream). Its
+ * replay (recovery, a redelivery) comes back at the same place and is
+ * delivered; a retry elsewhere is another place. Cheaper than the record id
+ * (no digest) and just as exact for this question.
+ */
+const place = (record: SourceRecord, partition: number): string => `${partition}/${record.offset}`;
+
+/** What the bulk lookup answered: the first occurrence's place per hash, or why the set could not say. */
+type Lookup = { readonly seen: readonly (string | null)[] } | { readonly failed: unknown };
+
 /**
  * Content dedup on the secondaries' path (ADR 0036): one mechanism, used by
  * the live ingest loop before a piece is offered to the lanes and by
  * recovery before a replayed batch is derived. Raw is never filtered.
  *
- * The seen-set maps a content hash to the record id of its first
- * occurrence. A record is dropped only when the set holds its hash under a
- * DIFFERENT record id. A false positive (dropping a record that is not a
+ * The seen-set maps a content hash to the place (partition and offset) of
+ * its first occurrence. A record is dropped only when the set holds its hash
+ * under a DIFFERENT place. A false positive (dropping a record that is not a
  * duplicate) is impossible by construction: the set is exact (never a
  * probabilistic filter: it answers a value only for a key that was written),
  * eviction and expiry only make a key read as absent, a record's own replay
- * (recovery, a redelivery at the same offset) carries the same record id and
+ * (recovery, a redelivery at the same offset) comes back at the same place and
  * is delivered, and two records share a hash only when they agree on the
  * declared natural key (or byte for byte, on a stream declared unique), which
  * the contract says makes them the same logical record. The batching races
@@ -54,17 +73,22 @@ interface Stream {
  * (a missed dedup, a false negative), and sinks stay idempotent on the
  * record id regardless.
  *
+ * Pipelined: a piece's bulk lookup leaves as soon as `filter` is called,
+ * while earlier pieces are still being decided; decisions are made one at a
+ * time in call order, and the first occurrences they find are written to
+ * the set in the background (a few writes in flight per stream).
+ * `UnconfirmedAdds` makes a lookup that ran ahead of those writes still
+ * see them, so inside one process no duplicate is missed for it.
+ *
  * When the set fails or times out, the batch goes on with dedup off: it is
  * counted as skipped and logged, and ingest never stops for it.
  */
 export class ContentDedup {
   private readonly streams = new Map<string, Stream>();
-  private readonly hashers = new Map<string, RecordIdHasher>();
 
   constructor(
     configs: Readonly<Record<string, DedupConfig>>,
     coordination: Coordination | undefined,
-    private readonly cluster: string,
     private readonly log: (line: string) => void,
   ) {
     for (const [stream, config] of Object.entries(configs)) {
@@ -82,7 +106,17 @@ export class ContentDedup {
         );
       }
       const set = coordination.expiringSet(`dedup/${stream}`, { maxEntries: config.maxEntries });
-      this.streams.set(stream, { config, set, checked: 0, dropped: 0, skipped: 0, unhashable: 0 });
+      this.streams.set(stream, {
+        config,
+        set,
+        tail: Promise.resolve(),
+        unconfirmed: new UnconfirmedAdds(),
+        writes: new Set(),
+        checked: 0,
+        dropped: 0,
+        skipped: 0,
+        unhashable: 0,
+      });
     }
   }
 
@@ -95,71 +129,118 @@ export class ContentDedup {
    * The batch with its upstream duplicates removed; its span is unchanged,
    * so a dropped record's offset stays covered (no gap). Duplicates inside
    * the batch are found locally first, then ONE bulk lookup and ONE bulk
-   * write go to the shared set.
+   * write go to the shared set. The returned promises of one stream settle
+   * in call order; they never reject for the set's sake.
    */
-  async filter(batch: SourceBatch): Promise<SourceBatch> {
+  filter(batch: SourceBatch): Promise<SourceBatch> {
     const s = this.streams.get(batch.span.topic);
-    if (s === undefined || batch.records.length === 0) return batch;
-    // Hash -> the records of this batch carrying it, with their record ids, in offset order.
-    const groups = new Map<string, { record: SourceRecord; id: string }[]>();
-    const hasher = this.hasher(batch.span.topic, batch.span.partition);
+    if (s === undefined) return Promise.resolve(batch);
+    const decided = this.decide(s, batch, s.tail);
+    s.tail = decided.catch(() => undefined);
+    return decided;
+  }
+
+  /** Resolves once every write to the sets that was started has settled (a clean shutdown waits for it). */
+  async settled(): Promise<void> {
+    for (const s of this.streams.values()) {
+      await s.tail;
+      await Promise.all(s.writes);
+    }
+  }
+
+  private async decide(
+    s: Stream,
+    batch: SourceBatch,
+    prior: Promise<unknown>,
+  ): Promise<SourceBatch> {
+    const groups = this.groups(s, batch);
+    const hashes = [...groups.keys()];
+    const epoch = s.unconfirmed.lookupIssued();
+    // Issued before waiting for the pieces ahead: their decisions and this lookup overlap.
+    const lookup: Promise<Lookup> =
+      hashes.length === 0
+        ? Promise.resolve({ seen: [] })
+        : within(s.set.getMany(hashes), s.config.timeoutMs).then(
+            (seen) => ({ seen }),
+            (failed: unknown) => ({ failed }),
+          );
+    try {
+      await prior;
+      const answer = await lookup;
+      if (hashes.length === 0) return batch;
+      const checked = hashes.reduce((n, h) => n + (groups.get(h)?.length ?? 0), 0);
+      if ('failed' in answer) {
+        s.skipped += checked;
+        this.log(
+          `dedup ${batch.span.topic}: the seen-set is unavailable; ${checked} records go on ` +
+            `with dedup off: ${message(answer.failed)}`,
+        );
+        return batch;
+      }
+      s.checked += checked;
+      const drop = new Set<SourceRecord>();
+      const fresh = new Map<string, string>();
+      hashes.forEach((hash, i) => {
+        const group = groups.get(hash) ?? [];
+        const at = batch.span.partition;
+        const first = answer.seen[i] ?? s.unconfirmed.firstId(hash, epoch);
+        // Kept: the first occurrence itself (its replay), or, for a new hash, the
+        // earliest record of the batch, which becomes the first occurrence.
+        const keep = first === null ? group[0] : group.find((r) => place(r, at) === first);
+        if (first === null && keep !== undefined) fresh.set(hash, place(keep, at));
+        for (const r of group) if (r !== keep) drop.add(r);
+      });
+      if (fresh.size > 0) await this.remember(s, batch.span.topic, fresh);
+      if (drop.size === 0) return batch;
+      s.dropped += drop.size;
+      return { span: batch.span, records: batch.records.filter((r) => !drop.has(r)) };
+    } finally {
+      s.unconfirmed.decided(epoch);
+    }
+  }
+
+  /** Hashes the batch's records, grouping those that share a hash (unhashable ones are counted and pass). */
+  private groups(s: Stream, batch: SourceBatch): Groups {
+    const groups: Groups = new Map();
     for (const record of batch.records) {
       const hash = contentHash(s.config, record);
       if (hash === null) {
         s.unhashable += 1;
         continue;
       }
-      const id = hasher.id(record.offset, record.value).toString('hex');
       const group = groups.get(hash);
-      if (group === undefined) groups.set(hash, [{ record, id }]);
-      else group.push({ record, id });
+      if (group === undefined) groups.set(hash, [record]);
+      else group.push(record);
     }
-    if (groups.size === 0) return batch;
-    const hashes = [...groups.keys()];
-    const checked = hashes.reduce((n, h) => n + (groups.get(h)?.length ?? 0), 0);
-    let seen: (string | null)[];
-    try {
-      seen = await within(s.set.getMany(hashes), s.config.timeoutMs);
-    } catch (error) {
-      s.skipped += checked;
-      this.log(
-        `dedup ${batch.span.topic}: the seen-set is unavailable; ${checked} records go on ` +
-          `with dedup off: ${message(error)}`,
-      );
-      return batch;
-    }
-    s.checked += checked;
-    const drop = new Set<SourceRecord>();
-    const fresh: string[] = [];
-    const firstIds: string[] = [];
-    hashes.forEach((hash, i) => {
-      const group = groups.get(hash) ?? [];
-      const first = seen[i] ?? null;
-      // Kept: the first occurrence itself (its replay), or, for a new hash, the
-      // earliest record of the batch, which becomes the first occurrence.
-      const keep = first === null ? group[0] : group.find((g) => g.id === first);
-      if (first === null && keep !== undefined) {
-        fresh.push(hash);
-        firstIds.push(keep.id);
-      }
-      for (const g of group) if (g !== keep) drop.add(g.record);
-    });
-    if (fresh.length > 0) {
-      try {
-        await within(s.set.addMany(fresh, s.config.windowMs, firstIds), s.config.timeoutMs);
-      } catch (error) {
-        // The lookup answered, so this batch's decisions stand; later
-        // duplicates of these hashes will be missed (the safe direction).
-        s.skipped += fresh.length;
+    return groups;
+  }
+
+  /**
+   * Starts writing the new first occurrences to the set, waiting first for
+   * a slot when MAX_WRITES_IN_FLIGHT are out. The decision does not wait for
+   * the write itself: until it settles, `UnconfirmedAdds` answers for it.
+   */
+  private async remember(s: Stream, topic: string, fresh: Map<string, string>): Promise<void> {
+    while (s.writes.size >= MAX_WRITES_IN_FLIGHT) await Promise.race(s.writes);
+    const settle = s.unconfirmed.writing(fresh);
+    const write = within(
+      s.set.addMany([...fresh.keys()], s.config.windowMs, [...fresh.values()]),
+      s.config.timeoutMs,
+    )
+      .catch((error: unknown) => {
+        // The lookup answered, so the decisions stand; later duplicates of
+        // these hashes will be missed (the safe direction).
+        s.skipped += fresh.size;
         this.log(
-          `dedup ${batch.span.topic}: ${fresh.length} new hashes not remembered, the ` +
+          `dedup ${topic}: ${fresh.size} new hashes not remembered, the ` +
             `seen-set is unavailable: ${message(error)}`,
         );
-      }
-    }
-    if (drop.size === 0) return batch;
-    s.dropped += drop.size;
-    return { span: batch.span, records: batch.records.filter((r) => !drop.has(r)) };
+      })
+      .finally(() => {
+        settle();
+        s.writes.delete(write);
+      });
+    s.writes.add(write);
   }
 
   stats(): DedupStats[] {
@@ -171,14 +252,6 @@ export class ContentDedup {
       unhashable: s.unhashable,
       duplicateRate: s.checked === 0 ? 0 : s.dropped / s.checked,
     }));
-  }
-
-  private hasher(topic: string, partition: number): RecordIdHasher {
-    const key = `${partition}\u0000${topic}`;
-    let h = this.hashers.get(key);
-    if (h === undefined)
-      this.hashers.set(key, (h = new RecordIdHasher(this.cluster, topic, partition)));
-    return h;
   }
 }
 

@@ -94,11 +94,9 @@ describe('content dedup in the pipeline', () => {
     ).toMatchObject({ path: ['key'] });
     const parsed = dedupConfigSchema.parse(ORDERS);
     const quiet = () => undefined;
-    expect(() => new ContentDedup({ orders: parsed }, undefined, 'c', quiet)).toThrow(
-      /coordination/,
-    );
+    expect(() => new ContentDedup({ orders: parsed }, undefined, quiet)).toThrow(/coordination/);
     const off = await coordination({ mode: 0 });
-    expect(() => new ContentDedup({ orders: parsed }, off, 'c', quiet)).toThrow(
+    expect(() => new ContentDedup({ orders: parsed }, off, quiet)).toThrow(
       expect.objectContaining({ path: 'coordination.mode' }) as Error,
     );
   });
@@ -196,7 +194,6 @@ describe('ContentDedup', () => {
     const dedup = new ContentDedup(
       { orders: parsed },
       counting(inMemoryCoordination(), calls),
-      'c',
       () => undefined,
     );
     const out = await dedup.filter(batch(0, [0, 1, 2, 3, 4, 5], (o) => order(o % 3, o)));
@@ -206,12 +203,7 @@ describe('ContentDedup', () => {
   });
 
   it('delivers a replay of the first occurrence (same record id), drops a retry at another offset', async () => {
-    const dedup = new ContentDedup(
-      { orders: parsed },
-      inMemoryCoordination(),
-      'c',
-      () => undefined,
-    );
+    const dedup = new ContentDedup({ orders: parsed }, inMemoryCoordination(), () => undefined);
     const first = batch(0, [0, 1], (o) => order(o, 1));
     expect((await dedup.filter(first)).records).toHaveLength(2);
     // A redelivery at the same offsets: the same record ids.
@@ -221,13 +213,43 @@ describe('ContentDedup', () => {
     expect(dedup.stats()[0]).toMatchObject({ checked: 6, dropped: 2 });
   });
 
+  it('decides pieces in call order while their lookups overlap, and a lookup ahead of a write still sees it', async () => {
+    // Every write is held until released: the second piece's lookup leaves
+    // and is answered while the first piece's write is still in flight.
+    const held: (() => void)[] = [];
+    const gets: number[] = [];
+    const slow = wrapSets(inMemoryCoordination(), (set) => ({
+      ...set,
+      getMany: (keys) => {
+        gets.push(keys.length);
+        return set.getMany(keys);
+      },
+      addMany: (keys, ttl, values) =>
+        new Promise<void>((resolve, reject) => {
+          held.push(() => {
+            set.addMany(keys, ttl, values).then(resolve, reject);
+          });
+        }),
+    }));
+    const dedup = new ContentDedup({ orders: parsed }, slow, () => undefined);
+    const order1 = dedup.filter(batch(0, [0, 1], (o) => order(o, 1)));
+    const retry = dedup.filter(batch(1, [4, 5], (o) => order(o - 4, 2)));
+    expect(gets).toEqual([2, 2]);
+    const decided: string[] = [];
+    void order1.then(() => decided.push('first'));
+    void retry.then(() => decided.push('retry'));
+    expect((await order1).records).toHaveLength(2);
+    expect((await retry).records).toHaveLength(0);
+    expect(decided).toEqual(['first', 'retry']);
+    for (const release of held) release();
+    await dedup.settled();
+    // Written now: a later piece's lookup finds them in the set itself.
+    expect((await dedup.filter(batch(2, [9], () => order(1, 3)))).records).toHaveLength(0);
+    expect(dedup.stats()[0]).toMatchObject({ checked: 5, dropped: 3, skipped: 0 });
+  });
+
   it('never drops a record whose declared fields cannot be read', async () => {
-    const dedup = new ContentDedup(
-      { orders: parsed },
-      inMemoryCoordination(),
-      'c',
-      () => undefined,
-    );
+    const dedup = new ContentDedup({ orders: parsed }, inMemoryCoordination(), () => undefined);
     const out = await dedup.filter(batch(0, [0, 1, 2], () => 'not json'));
     expect(out.records).toHaveLength(3);
     expect(dedup.stats()[0]).toMatchObject({ checked: 0, unhashable: 3 });
