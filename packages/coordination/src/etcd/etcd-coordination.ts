@@ -9,39 +9,12 @@ import type {
   Leases,
 } from '../coordination.js';
 import { leaseElection } from '../election.js';
+import { MirroredSet } from './mirrored-set.js';
 import { CoordinationError } from '../errors.js';
-import { checkDelta, checkKeys, checkName, checkTtl, checkValues } from '../input.js';
+import { checkDelta, checkName, checkTtl } from '../input.js';
 import { checkLease, checkMaxEntries } from '../memory/memory-coordination.js';
 import type { ClusterOptions } from '../options.js';
 import { intervalScheduler } from '../scheduler.js';
-
-/** etcd refuses a transaction of more operations than this (its default `--max-txn-ops`). */
-const MAX_TXN_OPS = 128;
-
-/** Chunks of one bulk call in flight at once: a batch costs about one round trip, not one per chunk. */
-const CHUNKS_IN_FLIGHT = 16;
-
-/**
- * `run` over `items` cut into chunks of MAX_TXN_OPS, up to CHUNKS_IN_FLIGHT
- * at a time; the answers in the order of the items.
- */
-async function inChunks<T, R>(
-  items: readonly T[],
-  run: (chunk: readonly T[]) => Promise<R[]>,
-): Promise<R[]> {
-  const chunks: (readonly T[])[] = [];
-  for (let i = 0; i < items.length; i += MAX_TXN_OPS) chunks.push(items.slice(i, i + MAX_TXN_OPS));
-  const answers: R[][] = new Array<R[]>(chunks.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < chunks.length) {
-      const i = next++;
-      answers[i] = await run(chunks[i] ?? []);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(CHUNKS_IN_FLIGHT, chunks.length) }, worker));
-  return answers.flat();
-}
 
 /** etcd TTLs are whole seconds: a TTL is rounded up, never down (a lease never ends early). */
 const seconds = (ms: number): number => Math.max(1, Math.ceil(ms / 1000));
@@ -259,83 +232,26 @@ export async function openEtcdCoordination(o: ClusterOptions): Promise<Coordinat
       }),
   };
 
+  // One copy per set and bound, shared by every caller of this coordination.
+  const sets = new Map<string, MirroredSet>();
   const expiringSet = (name: string, options: ExpiringSetOptions = {}): ExpiringSet => {
     checkName(name, 'name');
     const max = checkMaxEntries(options.maxEntries);
-    const prefix = `${ns}set/${name}/`;
-    const size = () => call('counting a set', () => client.getAll().prefix(prefix).count());
-    return {
-      hasMany: (keys) =>
-        call('looking keys up', async () => {
-          checkKeys(keys);
-          // One transaction of range reads per 128 keys, several chunks in flight.
-          return inChunks(keys, async (chunk) => {
-            const res = await client.kv.txn({
-              compare: [],
-              success: chunk.map((k) => ({
-                request_range: { key: Buffer.from(prefix + k), count_only: true },
-              })),
-              failure: [],
-            });
-            return res.responses.map((r) => Number(r.response_range.count) > 0);
-          });
-        }),
-      getMany: (keys) =>
-        call('looking keys up', async () => {
-          checkKeys(keys);
-          // As hasMany, reading the values.
-          return inChunks(keys, async (chunk) => {
-            const res = await client.kv.txn({
-              compare: [],
-              success: chunk.map((k) => ({ request_range: { key: Buffer.from(prefix + k) } })),
-              failure: [],
-            });
-            return res.responses.map((r) => {
-              const kv = r.response_range.kvs[0];
-              return kv === undefined ? null : kv.value.toString('utf8');
-            });
-          });
-        }),
-      addMany: (keys, ttlMs, values) =>
-        call('adding keys', async () => {
-          checkKeys(keys);
-          checkTtl(ttlMs);
-          checkValues(keys, values);
-          if (keys.length === 0) return;
-          // One etcd lease for the whole batch: its keys expire together.
-          const id = await grant(ttlMs);
-          const entries = keys.map((k, i) => [k, values?.[i] ?? ''] as const);
-          await inChunks(entries, async (chunk) => {
-            await client.kv.txn({
-              compare: [],
-              success: chunk.map(([k, v]) => ({
-                request_put: { key: Buffer.from(prefix + k), value: Buffer.from(v), lease: id },
-              })),
-              failure: [],
-            });
-            return [];
-          });
-          // The size bound, best effort across pods: the oldest writes go first.
-          const over = (await client.getAll().prefix(prefix).count()) - max;
-          if (over <= 0) return;
-          const oldest = await client
-            .getAll()
-            .prefix(prefix)
-            .sort('Mod', 'Ascend')
-            .limit(over)
-            .keys();
-          for (let i = 0; i < oldest.length; i += MAX_TXN_OPS) {
-            await client.kv.txn({
-              compare: [],
-              success: oldest
-                .slice(i, i + MAX_TXN_OPS)
-                .map((k) => ({ request_delete_range: { key: Buffer.from(k) } })),
-              failure: [],
-            });
-          }
-        }),
-      size,
-    };
+    const id = `${max}\u0000${name}`;
+    let set = sets.get(id);
+    if (set === undefined) {
+      set = new MirroredSet({
+        client,
+        prefix: `${ns}set/${name}/`,
+        maxEntries: max,
+        call,
+        quorate: () => health.kind === 'quorum',
+        grant: async (ttl) => (await client.leaseClient.leaseGrant({ TTL: ttl, ID: 0 })).ID,
+        now: Date.now,
+      });
+      sets.set(id, set);
+    }
+    return set;
   };
 
   return {
@@ -348,6 +264,7 @@ export async function openEtcdCoordination(o: ClusterOptions): Promise<Coordinat
     health: () => health,
     async close() {
       for (const stop of stops.splice(0)) stop();
+      for (const set of sets.values()) set.close();
       client.close();
       for (const p of probes) p.close();
     },
