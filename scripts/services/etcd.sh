@@ -12,7 +12,8 @@
 #   export THALWEG_ETCD_ENDPOINTS=http://127.0.0.1:32379,http://127.0.0.1:32389,http://127.0.0.1:32399
 # Everything else goes to stderr. Member N (1..3) listens for clients on
 # BASE + 10*(N-1) and for its peers on the port after that, where BASE is
-# ${THALWEG_ETCD_PORT_BASE:-32379}. State lives in
+# ${THALWEG_ETCD_PORT_BASE:-32379}; THALWEG_ETCD_FLAGS adds etcd flags to every
+# member (say --max-txn-ops=5000, to measure a tuned cluster). State lives in
 # ${THALWEG_SERVICES_DIR:-<repo>/.cache/services}/etcd: member-N/ (data),
 # member-N.log, member-N.pid.
 set -euo pipefail
