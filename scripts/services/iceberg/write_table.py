@@ -17,7 +17,9 @@ timestamp and timestamptz (ISO 8601, microseconds), binary (base64).
 The namespace and the table are created when missing (an existing table
 gets the rows appended, as a new snapshot). Data files are Parquet, zstd.
 Prints one JSON line: the table, its metadata location, the new snapshot's
-id, and each data file of the snapshot with its row count and codec.
+id (a decimal string: ids are 64-bit, beyond what a JavaScript number holds
+exactly), and each data file of the snapshot with its row count and the
+codecs its Parquet footer names.
 """
 
 import base64
@@ -105,7 +107,7 @@ def main():
     print(json.dumps({
         "table": ".".join(identifier),
         "metadata_location": table.metadata_location,
-        "snapshot_id": snapshot.snapshot_id,
+        "snapshot_id": str(snapshot.snapshot_id),
         "data_files": data_files(table, catalog.s3_filesystem()),
     }))
 
