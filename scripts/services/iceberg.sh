@@ -16,7 +16,8 @@
 # progress and errors go to stderr.  State lives in
 # ${THALWEG_SERVICES_DIR:-<repo>/.cache/services}/iceberg: lib/ (jars, resolved
 # once from iceberg/pom.xml, pinned), venv/ (from iceberg/requirements.txt,
-# pinned), catalog.db (the SQLite catalog), log and pid file.  The warehouse is
+# pinned), catalog.db (the SQLite catalog), s3-endpoint (the S3 it is on),
+# log and pid file.  The warehouse is
 # s3://thalweg-iceberg/warehouse; the bucket is created when missing, and then
 # the catalog starts empty (moto keeps objects in memory only: the tables an
 # older catalog.db lists would point at files that are gone).
@@ -31,6 +32,7 @@ STATE="${THALWEG_SERVICES_DIR:-$REPO/.cache/services}"
 mkdir -p "$STATE" && STATE="$(cd "$STATE" && pwd)/iceberg"
 LIB="$STATE/lib"
 DB="$STATE/catalog.db"
+S3_USED="$STATE/s3-endpoint"
 POM="$HERE/iceberg/pom.xml"
 LAUNCHER="$HERE/iceberg/LoopbackRestCatalog.java"
 REQS="$HERE/iceberg/requirements.txt"
@@ -99,6 +101,20 @@ ensure_bucket() {
   rm -f "$DB"
 }
 
+# A catalog started on another S3 (THALWEG_S3_ENDPOINT changed) is stopped,
+# and starts again empty: its tables' files are in the other S3.
+follow_s3() {
+  local pid
+  [[ -f "$S3_USED" && "$(cat "$S3_USED")" == "$THALWEG_S3_ENDPOINT" ]] && return 0
+  pid="$(our_pid)"
+  if [[ -n "$pid" ]]; then
+    log "the catalog was started on another S3 ($(cat "$S3_USED" 2>/dev/null || echo unknown)); restarting it empty on $THALWEG_S3_ENDPOINT"
+    stop_pid "$pid" "$SERVER"
+  fi
+  rm -f "$DB"
+  printf '%s' "$THALWEG_S3_ENDPOINT" >"$S3_USED"
+}
+
 prepare_up() {
   require_s3
   command -v "$JAVA" >/dev/null || die "java not found (a JDK or JRE 17+ is needed; on Debian: apt-get install openjdk-17-jre-headless)"
@@ -106,6 +122,7 @@ prepare_up() {
     || die "$("$JAVA" -version 2>&1 | head -n1) is too old: Java 17+ is needed"
   resolve_jars
   ensure_venv
+  follow_s3
   ensure_bucket
 }
 
