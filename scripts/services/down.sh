@@ -3,7 +3,7 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 status=0
-for name in etcd flight pulsar prometheus s3 kafka postgres; do
+for name in iceberg etcd flight pulsar prometheus s3 kafka postgres; do
   bash "$here/$name.sh" down || status=1
 done
 exit $status

@@ -1,7 +1,8 @@
-# What the Python-served test services share: sourced by s3.sh (moto) and
-# flight.sh (pyarrow Flight), on top of service-lib.sh (log, die, now, since,
-# alive, stop_pid).  Each runs one Python server from a pinned venv that is
-# built once and reused without network access, and offers up/down/status.
+# What the test services with a pinned venv share: sourced by s3.sh (moto),
+# flight.sh (pyarrow Flight) and iceberg.sh (a Java server, with a pyiceberg
+# venv for its test-side peers), on top of service-lib.sh (log, die, now,
+# since, alive, stop_pid).  Each runs one server beside a venv that is built
+# once and reused without network access, and offers up/down/status.
 #
 # Before sourcing, a script sets:
 #   HERE           this folder (service-lib.sh is sourced from it)
@@ -21,6 +22,10 @@
 #   print_exports  the export lines `up` prints on stdout
 #   launch_server  starts the server in the background (`cmd &`, so $! is
 #                  its pid; stdio goes to the log, the lock's fd is closed)
+# and may define:
+#   prepare_up     run by `up` under the lock before anything else (iceberg.sh
+#                  resolves its jars and creates its S3 bucket there); it may
+#                  stop the server, which `up` then starts afresh
 # then sets OUR_CMDLINE (the server's exact command line, each argument
 # followed by a space; it may use $VENV, $LOG, $PIDFILE set here) and calls
 # `python_service_main "$@"`.
@@ -137,6 +142,7 @@ start_server() {
 
 cmd_up() {
   lock
+  if declare -F prepare_up >/dev/null; then prepare_up; fi
   local pid
   pid="$(our_pid)"
   if [[ -n "$pid" ]]; then

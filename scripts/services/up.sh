@@ -4,6 +4,8 @@
 # configures a shell. A service whose variables are already set is the user's
 # own: it is not started, and its variables are echoed back unchanged.
 # Any service that fails to start fails the whole command (CI never skips).
+# Iceberg keeps its warehouse in S3: it starts once S3 is ready, with S3's
+# variables, while the others go on starting.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -69,6 +71,27 @@ for name in postgres kafka s3 prometheus pulsar flight etcd; do
 done
 
 failed=()
+if [ -n "${pids[s3]:-}" ]; then
+  if ! wait "${pids[s3]}"; then failed+=(s3); fi
+  unset 'pids[s3]'
+fi
+if [ -n "${THALWEG_ICEBERG_URL:-}" ]; then
+  echo "iceberg: using THALWEG_ICEBERG_URL=$THALWEG_ICEBERG_URL from the environment" >&2
+  # The tests spawn the Iceberg peers (write_table.py, read_table.py) with a Python that has pyiceberg.
+  for v in THALWEG_ICEBERG_WAREHOUSE THALWEG_ICEBERG_PYTHON; do
+    if [ -z "${!v:-}" ]; then echo "iceberg: $v must be set too when THALWEG_ICEBERG_URL is" >&2; exit 1; fi
+  done
+  printf 'export %s\n' "THALWEG_ICEBERG_URL=$THALWEG_ICEBERG_URL" \
+    "THALWEG_ICEBERG_WAREHOUSE=$THALWEG_ICEBERG_WAREHOUSE" "THALWEG_ICEBERG_PYTHON=$THALWEG_ICEBERG_PYTHON" >"$out/iceberg"
+elif [ ${#failed[@]} -eq 0 ]; then
+  # shellcheck source=/dev/null
+  (set -a && . "$out/s3" && set +a && exec bash "$here/iceberg.sh" up) >"$out/iceberg" &
+  pids[iceberg]=$!
+else
+  echo "iceberg: not started, since s3 failed" >&2
+  failed+=(iceberg)
+fi
+
 for name in "${!pids[@]}"; do
   if ! wait "${pids[$name]}"; then failed+=("$name"); fi
 done
@@ -76,4 +99,4 @@ if [ ${#failed[@]} -gt 0 ]; then
   echo "services:up failed: ${failed[*]} (see the messages above)" >&2
   exit 1
 fi
-cat "$out/postgres" "$out/kafka" "$out/s3" "$out/prometheus" "$out/pulsar" "$out/flight" "$out/etcd"
+cat "$out/postgres" "$out/kafka" "$out/s3" "$out/prometheus" "$out/pulsar" "$out/flight" "$out/etcd" "$out/iceberg"

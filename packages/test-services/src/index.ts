@@ -1,6 +1,7 @@
 export * from './service-env.js';
 export * from './pulsar-env.js';
 export * from './flight-env.js';
+export * from './iceberg-env.js';
 export * from './etcd-env.js';
 export * from './unique-name.js';
 export * from './type-equals.js';
