@@ -119,6 +119,7 @@ export class FakeObserved implements Observed {
           duplicateRate: 0.04,
         },
       ],
+      coordination: { kind: 'quorum', members: 3, reachable: 2 },
       recovery: null,
       flow: {
         state: 'normal',

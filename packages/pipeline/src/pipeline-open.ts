@@ -1,3 +1,4 @@
+import type { Coordination } from '@thalweg/coordination';
 import { ContentDedup } from './dedup/content-dedup.js';
 import {
   isDurable,
@@ -62,6 +63,8 @@ export interface OpenedPipeline {
   readonly dq: DqAuditRecorder;
   /** Content dedup (ADR 0036), null when no stream has it on. */
   readonly dedup: ContentDedup | null;
+  /** The coordination tier the spec gave, for its health in stats; null without one. */
+  readonly coordination: Coordination | null;
 }
 
 /**
@@ -223,6 +226,7 @@ async function openParts(
       reach,
       dq,
       dedup,
+      coordination: spec.coordination ?? null,
     };
   } catch (error) {
     // A started lane owns its sink and closes it when stopped (nothing was

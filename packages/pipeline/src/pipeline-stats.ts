@@ -1,5 +1,6 @@
 import type { ByteBudgetStats } from '@thalweg/connector-core';
 import type { RecorderStats } from './coverage-recorder.js';
+import type { CoordinationHealth } from '@thalweg/coordination';
 import type { DedupStats } from './dedup/content-dedup.js';
 import type { DqAuditStats } from './dq/dq-audit-recorder.js';
 import type { CommitterStats } from './position-committer.js';
@@ -45,6 +46,8 @@ export interface PipelineStats {
   readonly dq: DqAuditStats;
   /** Content dedup per stream it is on for (ADR 0036); empty when off. */
   readonly dedup: readonly DedupStats[];
+  /** The coordination tier's health (ADR 0035), null when the topology has none. */
+  readonly coordination: CoordinationHealth | null;
 
   /** Null when this process does not recover (role `ingest`). */
   readonly recovery: (RecoveryStats & { readonly backlog: RecoveryBacklog }) | null;

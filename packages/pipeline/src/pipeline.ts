@@ -122,6 +122,7 @@ export class Pipeline {
       quarantine: perLane.quarantineStats(),
       dq: this.parts.dq.stats(),
       dedup: this.parts.dedup?.stats() ?? [],
+      coordination: this.parts.coordination?.health() ?? null,
       recovery:
         repair.runner === null ? null : { ...repair.runner.stats(), backlog: this.backlog() },
       flow: {

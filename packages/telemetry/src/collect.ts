@@ -107,6 +107,17 @@ export function collectMetrics(observed: Observed): MetricFamily[] {
     add(METRICS.dedupSkipped, { stream: d.stream }, d.skipped);
     add(METRICS.dedupRate, { stream: d.stream }, d.duplicateRate);
   }
+  const c = s.coordination;
+  if (c !== null && c.kind !== 'off') {
+    const mode = c.kind === 'single-node' ? '1' : String(c.members);
+    add(METRICS.coordinationUp, { mode }, c.kind === 'no-quorum' ? 0 : 1);
+    if (c.kind === 'single-node') {
+      if (c.lastBackupAt !== null) add(METRICS.coordinationBackup, {}, c.lastBackupAt / 1000);
+    } else {
+      add(METRICS.coordinationMembers, {}, c.members);
+      add(METRICS.coordinationReachable, {}, c.reachable);
+    }
+  }
   add(METRICS.commits, {}, s.positions.commits);
   add(METRICS.commitFailures, {}, s.positions.failures);
   add(METRICS.coverageRecorded, {}, s.coverage.recorded);

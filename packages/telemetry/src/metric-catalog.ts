@@ -316,6 +316,35 @@ export const METRICS = {
     ['stream'] as const,
     'Dropped over checked, 0..1: the duplicate rate of the stream.',
   ),
+  // The coordination tier (ADR 0035), when the topology has one.
+  coordinationUp: def(
+    'thalweg_coordination_up',
+    'gauge',
+    '1',
+    ['mode'] as const,
+    'Whether the coordination tier commits writes: 1 with a quorum (or mode 1), 0 without one (leases wait out their TTL, content dedup is off). Absent without a coordination tier or in mode 0.',
+  ),
+  coordinationMembers: def(
+    'thalweg_coordination_members',
+    'gauge',
+    '{member}',
+    [] as const,
+    'Members of the etcd cluster (modes 3, 5 and 7).',
+  ),
+  coordinationReachable: def(
+    'thalweg_coordination_members_reachable',
+    'gauge',
+    '{member}',
+    [] as const,
+    'Members of the etcd cluster that answered the last health check (modes 3, 5 and 7).',
+  ),
+  coordinationBackup: def(
+    'thalweg_coordination_last_backup_timestamp_seconds',
+    'gauge',
+    's',
+    [] as const,
+    'Mode 1: when the last backup to object storage was taken, in seconds since the epoch; what a loss of the node costs is the state since then. Absent before the first backup.',
+  ),
   commits: def(
     'thalweg_position_commits_total',
     'counter',

@@ -1,3 +1,4 @@
+import type { PipelineStats } from '@thalweg/pipeline';
 import { describe, expect, it } from 'vitest';
 import { collectMetrics, METRICS, type MetricFamily, type Sample } from '../src/index.js';
 import { filesTopology } from './files-topology.js';
@@ -33,6 +34,30 @@ describe('collectMetrics', () => {
     // A stopped pipeline is not ready; it is still live (nothing is stuck).
     expect(value(families, 'thalweg_health_live', {})).toBe(1);
     expect(value(families, 'thalweg_health_ready', {})).toBe(0);
+  });
+
+  it('reports the coordination tier: up by mode, members, the last mode-1 backup; nothing without one', async () => {
+    const job = await filesTopology(['{"id":"a","amount":1}']);
+    await job.run();
+    const withHealth = (coordination: PipelineStats['coordination']) =>
+      collectMetrics({
+        stats: () => ({ ...job.stats(), coordination }),
+        health: () => job.health(),
+        lanes: () => job.lanes(),
+        sourceLag: () => job.sourceLag(),
+      });
+    expect(samples(collectMetrics(job), 'thalweg_coordination_up')).toEqual([]);
+    const lost = withHealth({ kind: 'no-quorum', members: 3, reachable: 1, reason: 'test' });
+    expect(value(lost, 'thalweg_coordination_up', { mode: '3' })).toBe(0);
+    expect(value(lost, 'thalweg_coordination_members', {})).toBe(3);
+    expect(value(lost, 'thalweg_coordination_members_reachable', {})).toBe(1);
+    const one = withHealth({ kind: 'single-node', lastBackupAt: 1_700_000_000_500 });
+    expect(value(one, 'thalweg_coordination_up', { mode: '1' })).toBe(1);
+    expect(value(one, 'thalweg_coordination_last_backup_timestamp_seconds', {})).toBe(
+      1_700_000_000.5,
+    );
+    expect(samples(one, 'thalweg_coordination_members')).toEqual([]);
+    expect(samples(withHealth({ kind: 'off' }), 'thalweg_coordination_up')).toEqual([]);
   });
 
   it('marks exactly one state of each enumerated gauge', async () => {
