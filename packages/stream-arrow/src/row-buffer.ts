@@ -75,11 +75,18 @@ export class RowBuffer {
     while (digits < 16 && n >= (POWERS_OF_TEN[digits] ?? Infinity)) digits++;
     at += digits;
     this.at = at;
-    do {
+    // Below 2^31 the digits are found in int32 arithmetic, which is cheaper than Math.floor.
+    while (n >= 0x80000000) {
       const q = Math.floor(n / 10);
       bytes[--at] = 0x30 + (n - q * 10);
       n = q;
-    } while (n > 0);
+    }
+    let small = n | 0;
+    do {
+      const q = (small / 10) | 0;
+      bytes[--at] = 0x30 + (small - q * 10);
+      small = q;
+    } while (small > 0);
   }
 
   /**

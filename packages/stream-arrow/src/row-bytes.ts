@@ -187,10 +187,11 @@ function plain(text: Buffer, from: number, to: number): boolean {
 }
 
 /**
- * No byte below 0x20 in `text[from, to)`. Per 32-bit word: masking each byte
- * to its top three bits leaves zero exactly for those bytes, and
- * `(v - 0x01010101) & ~v & 0x80808080` is non-zero exactly when a byte of v
- * is zero (bit 7 of v is the byte's own, so `~text` stands in for `~v`).
+ * No byte below 0x20 in `text[from, to)`, 32-bit words at a time. For each
+ * byte b of a word, `(b & 0x60) + 0x60` has bit 7 set unless bits 5 and 6
+ * are clear (it never carries into the next byte); or-ed with b, bit 7 is
+ * clear exactly when b < 0x20. So the inverted word has a bit 7 set exactly
+ * for those bytes.
  */
 function noControl(text: Buffer, from: number, to: number): boolean {
   // Words start at a multiple of 4 in the ArrayBuffer; the ends are scanned bytewise.
@@ -198,13 +199,15 @@ function noControl(text: Buffer, from: number, to: number): boolean {
   let head = from;
   while (head < to && (base + head) % 4 !== 0) if ((text[head++] ?? 0) < 0x20) return false;
   const count = Math.max(0, (to - head) >> 2);
-  let seen = 0;
-  const words = count === 0 ? undefined : new Int32Array(text.buffer, base + head, count);
-  for (let i = 0; words !== undefined && i < count; i++) {
-    const w = words[i] ?? 0;
-    seen |= ((w & 0xe0e0e0e0) - 0x01010101) & ~w;
+  if (count > 0) {
+    const words = new Int32Array(text.buffer, base + head, count);
+    let seen = 0;
+    for (let i = 0; i < count; i++) {
+      const w = words[i] ?? 0;
+      seen |= ~(((w & 0x60606060) + 0x60606060) | w);
+    }
+    if ((seen & 0x80808080) !== 0) return false;
   }
-  if ((seen & 0x80808080) !== 0) return false;
   for (let i = head + 4 * count; i < to; i++) if ((text[i] ?? 0) < 0x20) return false;
   return true;
 }
