@@ -52,7 +52,8 @@ export class RowBuffer {
     const n = end - start;
     this.room(n);
     if (n >= NATIVE_FROM) {
-      from.copy(this.bytes, this.at, start, end);
+      // A view and TypedArray#set: Buffer#copy checks its arguments and makes the same view.
+      this.bytes.set(new Uint8Array(from.buffer, from.byteOffset + start, n), this.at);
       this.at += n;
       return;
     }
