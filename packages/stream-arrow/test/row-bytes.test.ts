@@ -186,7 +186,14 @@ class Batches {
       ['n', new Null(), makeData({ type: new Null(), length })],
       ['s', new Utf8(), this.utf8(length)],
       ['"é\\\n', new Utf8(), this.utf8(length)],
-      ['bin', new Binary(), this.bytesColumn(new Binary(), length, () => [this.int(256)])],
+      // Up to 8 bytes a piece, so long values take the native base64 write too.
+      [
+        'bin',
+        new Binary(),
+        this.bytesColumn(new Binary(), length, () =>
+          Array.from({ length: 1 + this.int(8) }, () => this.int(256)),
+        ),
+      ],
       [
         'd',
         new DateDay(),
