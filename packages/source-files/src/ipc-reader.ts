@@ -1,4 +1,4 @@
-import { MessageHeader, decodeIpcStream } from '@thalweg/stream-arrow';
+import { MessageHeader, decodeIpcStream, type RenderedRows } from '@thalweg/stream-arrow';
 import { ipcBodyCodecs } from '@thalweg/wire-compression';
 import type { Data, RecordBatch } from 'apache-arrow';
 import { FileSourceError } from './errors.js';
@@ -35,7 +35,10 @@ interface CurrentBatch {
   readonly at: number;
   readonly rows: number;
   row: number;
-  readonly render: (row: number) => string;
+  /** The row `rendered` starts at. */
+  readonly first: number;
+  /** The rows from the first one read on, rendered into one buffer (planRows). */
+  readonly rendered: RenderedRows;
   readonly time: ((row: number) => number | null) | undefined;
 }
 
@@ -113,8 +116,11 @@ export class IpcReader implements FileRecordReader {
     if (current === undefined) return this.done ? END_OF_FILE : NEED_READ;
     const row = current.row++;
     if (current.row === current.rows) this.current = undefined;
+    // A view of the batch's rendered buffer: a value kept alive keeps the batch's JSON alive.
+    const { bytes, ends } = current.rendered;
+    const at = row - current.first;
     return {
-      value: Buffer.from(current.render(row), 'utf8'),
+      value: bytes.subarray(ends[at - 1] ?? 0, ends[at]),
       timestamp: current.time?.(row) ?? this.options.timestamp,
     };
   }
@@ -150,7 +156,8 @@ export class IpcReader implements FileRecordReader {
         at,
         rows: batch.numRows,
         row: skip,
-        render: schema.rows.bind(columns),
+        first: skip,
+        rendered: schema.rows.bind(columns)(skip, batch.numRows),
         time: schema.time?.(columns, at),
       };
     }

@@ -29,7 +29,13 @@ export { IPC_FILE_HEAD, IPC_FILE_TAIL, ipcLayout, type IpcLayout } from './ipc-f
 export { schemaMessageFromFooter } from './footer-schema.js';
 /** The header tags of `ScannedMessage.headerType` (apache-arrow's enum, of Message.fbs). */
 export { MessageHeader } from 'apache-arrow';
-export { planRows, planTimestamp, type RowPlan, type TimestampPlan } from './row-json.js';
+export {
+  planRows,
+  planTimestamp,
+  type RenderedRows,
+  type RowPlan,
+  type TimestampPlan,
+} from './row-json.js';
 export {
   IpcStreamDecoder,
   type IpcStreamDecoderOptions,

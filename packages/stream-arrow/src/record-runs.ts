@@ -22,6 +22,11 @@ export interface RecordRun {
  * value is its JSON, its timestamp the plan's column or the time it
  * arrived, no key and no headers. `at` is the batch's stream byte offset,
  * for a refusal of a bad time.
+ *
+ * The rows are rendered into one buffer per batch and each value is a view
+ * of it, so a record kept alive keeps its whole batch's rendered buffer
+ * alive. A run's `bytes` (what a prefetch bound counts) is the sum of its
+ * values' lengths, which over a batch is about that buffer's size.
  */
 export function recordRuns(
   batch: RecordBatch,
@@ -31,27 +36,31 @@ export function recordRuns(
   at: number,
   max: number,
 ): RecordRun[] {
+  const rows = batch.numRows;
+  if (skip >= rows) return [];
   // The decoder checked that every column is one chunk of numRows values.
   const columns = batch.schema.fields.map((_, i) => batch.getChildAt(i)?.data[0]) as Data[];
-  const render = plan.rows.bind(columns);
+  const { bytes: rendered, ends } = plan.rows.bind(columns)(skip, rows);
   const time = plan.time?.(columns, at);
   const arrived = Date.now();
   const runs: RecordRun[] = [];
-  for (let i = skip; i < batch.numRows; i += max) {
-    const records: SourceRecord[] = [];
-    let bytes = 0;
-    for (let j = i; j < Math.min(batch.numRows, i + max); j++) {
-      const value = Buffer.from(render(j), 'utf8');
-      bytes += value.byteLength;
-      records.push({
+  let from = 0;
+  for (let i = skip; i < rows; i += max) {
+    const last = Math.min(rows, i + max);
+    const records: SourceRecord[] = new Array<SourceRecord>(last - i);
+    const first = from;
+    for (let j = i; j < last; j++) {
+      const to = ends[j - skip] ?? from;
+      records[j - i] = {
         offset: row + j,
         key: null,
-        value,
-        timestamp: time?.(j) ?? arrived,
+        value: rendered.subarray(from, to),
+        timestamp: time === undefined ? arrived : (time(j) ?? arrived),
         headers: NO_HEADERS,
-      });
+      };
+      from = to;
     }
-    runs.push({ start: row + i, records, bytes });
+    runs.push({ start: row + i, records, bytes: from - first });
   }
   return runs;
 }

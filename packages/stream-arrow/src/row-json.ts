@@ -8,7 +8,20 @@ import {
   type Schema,
 } from 'apache-arrow';
 import { ArrowBatchError } from './errors.js';
-import { isoDate, isoTimestamp, timestampMillis } from './iso-time.js';
+import { timestampMillis } from './iso-time.js';
+import { RowBuffer } from './row-buffer.js';
+import {
+  binaryBytes,
+  boolBytes,
+  dateBytes,
+  floatBytes,
+  nullBytes,
+  smallIntBytes,
+  timestampBytes,
+  utf8Bytes,
+  wideIntBytes,
+  type ColumnBytes,
+} from './row-bytes.js';
 
 /**
  * An Arrow row as a record value: a JSON object, one key per column in
@@ -38,102 +51,98 @@ import { isoDate, isoTimestamp, timestampMillis } from './iso-time.js';
  * decoded-batch check validates in full; a type it cannot check is not read.
  */
 export interface RowPlan {
-  /** Binds the plan to one batch's columns; the result renders a row as JSON text. */
-  bind(columns: readonly Data[]): (row: number) => string;
+  /**
+   * Binds the plan to one batch's columns; the result renders the rows
+   * `[start, end)` into one buffer (see `RenderedRows`).
+   */
+  bind(columns: readonly Data[]): (start: number, end: number) => RenderedRows;
 }
 
-type ColumnRender = (data: Data) => (row: number) => string;
+/**
+ * Rows rendered back to back into one buffer: row `start + i` is
+ * `bytes[ends[i - 1] ?? 0, ends[i])`. One buffer per batch and no string
+ * per row is what makes rendering cheap; the cost is that a view of one
+ * row keeps the whole buffer alive.
+ */
+export interface RenderedRows {
+  readonly bytes: Buffer;
+  readonly ends: Uint32Array;
+}
 
 export function planRows(schema: Schema): RowPlan {
   const names = new Set<string>();
   const fields: readonly Field<DataType>[] = schema.fields;
-  const columns = fields.map((field) => {
+  const columns = fields.map((field, i) => {
     if (names.has(field.name)) {
       unsupported(field.name, 'a second column of this name: a JSON object holds one');
     }
     names.add(field.name);
     return {
-      key: `${JSON.stringify(field.name)}:`,
+      key: Buffer.from(`${i === 0 ? '{' : ','}${JSON.stringify(field.name)}:`, 'utf8'),
       render: renderOf(field.name, field.type),
     };
   });
+  const keyBytes = columns.reduce((n, c) => n + c.key.length, 0);
   return {
     bind(datas) {
-      const bound = columns.map((c, i) => {
-        const data = datas[i];
-        if (data === undefined) throw new Error(`column ${i} is missing from the batch`);
-        return { key: c.key, value: c.render(data), valid: validity(data) };
-      });
-      return (row) => {
-        let json = '{';
-        for (let i = 0; i < bound.length; i++) {
-          const c = bound[i];
-          if (c === undefined) continue;
-          if (i > 0) json += ',';
-          json += c.key;
-          json += c.valid(row) ? c.value(row) : 'null';
+      return (start, end) => {
+        const rows = Math.max(0, end - start);
+        const bound = columns.map((c, i) => {
+          const data = datas[i];
+          if (data === undefined) throw new Error(`column ${i} is missing from the batch`);
+          const nulls = data.typeId === Type.Null || data.nullCount === 0 ? undefined : data;
+          return { key: c.key, column: c.render(data, start, end), nulls };
+        });
+        const estimate = bound.reduce((n, c) => n + c.column.estimate, (keyBytes + 2) * rows);
+        const out = new RowBuffer(estimate);
+        const ends = new Uint32Array(rows);
+        for (let row = start; row < end; row++) {
+          if (bound.length === 0) out.byte(0x7b);
+          for (const { key, column, nulls } of bound) {
+            out.copy(key, 0, key.length);
+            if (nulls === undefined || isValid(nulls, row)) column.write(row, out);
+            else out.ascii('null');
+          }
+          out.byte(0x7d);
+          ends[row - start] = out.at;
         }
-        return json + '}';
+        return { bytes: out.done(), ends };
       };
     },
   };
 }
 
-function renderOf(column: string, type: DataType): ColumnRender {
+function renderOf(column: string, type: DataType): ColumnBytes {
   switch (type.typeId) {
     case Type.Null:
-      return () => () => 'null';
+      return nullBytes;
     case Type.Bool:
-      return (data) => {
-        const bits = data.values as Uint8Array;
-        return (row) => {
-          const bit = data.offset + row;
-          return ((bits[bit >> 3] ?? 0) >> (bit & 7)) & 1 ? 'true' : 'false';
-        };
-      };
+      return boolBytes;
     case Type.Int: {
-      const wide = (type as DataType<Type.Int> & { bitWidth: number }).bitWidth === 64;
-      return (data) => {
-        const values = data.values as ArrayLike<number | bigint>;
-        return wide ? (row) => `"${String(values[row])}"` : (row) => String(values[row]);
-      };
+      const int = type as DataType<Type.Int> & { bitWidth: number; isSigned: boolean };
+      return int.bitWidth === 64 ? wideIntBytes(int.isSigned) : smallIntBytes;
     }
     case Type.Float: {
       if ((type as DataType<Type.Float> & { precision: Precision }).precision === Precision.HALF) {
         return unsupported(column, `type ${describe(type)} (float16) is not read`);
       }
-      return (data) => {
-        const values = data.values as Float32Array | Float64Array;
-        return (row) => float(values[row] ?? Number.NaN);
-      };
+      return floatBytes;
     }
     case Type.Utf8:
-      return (data) => {
-        const { text, offsets } = varBytes(data);
-        return (row) => JSON.stringify(text.toString('utf8', offsets[row], offsets[row + 1]));
-      };
+      return utf8Bytes;
     case Type.Binary:
-      return (data) => {
-        const { text, offsets } = varBytes(data);
-        return (row) => `"${text.toString('base64', offsets[row], offsets[row + 1])}"`;
-      };
+      return binaryBytes;
     case Type.Date: {
       if ((type as DataType<Type.Date> & { unit: DateUnit }).unit !== DateUnit.DAY) {
         return unsupported(column, `type ${describe(type)} (date64) is not read`);
       }
-      return (data) => {
-        const values = data.values as Int32Array;
-        return (row) => `"${isoDate(values[row] ?? 0)}"`;
-      };
+      return dateBytes;
     }
     case Type.Timestamp: {
       const t = type as DataType<Type.Timestamp> & { unit: number; timezone?: string | null };
       // apache-arrow leaves the zone undefined, null or '' when there is none.
       const zoned = typeof t.timezone === 'string' && t.timezone.length > 0;
-      return (data) => {
-        const values = data.values as BigInt64Array;
-        return (row) => `"${isoTimestamp(values[row] ?? 0n, t.unit, zoned)}"`;
-      };
+      return timestampBytes(t.unit, zoned);
     }
     default:
       return unsupported(
@@ -186,6 +195,14 @@ export function planTimestamp(schema: Schema, column: string): TimestampPlan {
 /** The range of a JavaScript Date, which is what a record timestamp is read as. */
 const MAX_MS = 8_640_000_000_000_000n;
 
+/** Whether `row` of a column with a validity bitmap holds a value. */
+function isValid(data: Data, row: number): boolean {
+  const bitmap = data.nullBitmap as Uint8Array | undefined;
+  if (bitmap === undefined) return true;
+  const bit = data.offset + row;
+  return (((bitmap[bit >> 3] ?? 0) >> (bit & 7)) & 1) === 1;
+}
+
 function validity(data: Data): (row: number) => boolean {
   if (data.typeId === Type.Null) return () => false;
   const bitmap = data.nullBitmap as Uint8Array | undefined;
@@ -195,19 +212,6 @@ function validity(data: Data): (row: number) => boolean {
     const bit = offset + row;
     return (((bitmap[bit >> 3] ?? 0) >> (bit & 7)) & 1) === 1;
   };
-}
-
-function varBytes(data: Data): { text: Buffer; offsets: Int32Array } {
-  const values = data.values as Uint8Array;
-  return {
-    text: Buffer.from(values.buffer, values.byteOffset, values.byteLength),
-    offsets: data.valueOffsets as Int32Array,
-  };
-}
-
-function float(v: number): string {
-  if (Number.isFinite(v)) return Object.is(v, -0) ? '-0' : String(v);
-  return Number.isNaN(v) ? '"NaN"' : v > 0 ? '"Infinity"' : '"-Infinity"';
 }
 
 function unsupported(column: string, reason: string): never {

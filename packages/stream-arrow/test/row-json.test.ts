@@ -40,8 +40,8 @@ function render(fields: [string, DataType, Data][]): string[] {
     schema,
     makeData({ type: new Struct(schema.fields), length, children: fields.map(([, , d]) => d) }),
   );
-  const row = planRows(batch.schema).bind(fields.map(([, , d]) => d));
-  return Array.from({ length }, (_, i) => row(i));
+  const { bytes, ends } = planRows(batch.schema).bind(fields.map(([, , d]) => d))(0, length);
+  return Array.from({ length }, (_, i) => bytes.toString('utf8', ends[i - 1] ?? 0, ends[i]));
 }
 
 const data = (type: DataType, values: unknown[]): Data =>
