@@ -1,11 +1,8 @@
-import { hash } from 'node:crypto';
 import { ConfigError, type SourceBatch, type SourceRecord } from '@thalweg/connector-core';
 import type { Coordination, ExpiringSet } from '@thalweg/coordination';
 import type { DedupConfig } from './dedup-config.js';
+import { HashThread } from './hash-thread.js';
 import { UnconfirmedAdds } from './unconfirmed-adds.js';
-
-/** Bytes of a content hash: SHA-256 truncated to 128 bits. */
-const CONTENT_HASH_BYTES = 16;
 
 /** One stream's dedup counters, in `stats().dedup` and the telemetry catalog. */
 export interface DedupStats {
@@ -85,12 +82,15 @@ type Lookup = { readonly seen: readonly (string | null)[] } | { readonly failed:
  */
 export class ContentDedup {
   private readonly streams = new Map<string, Stream>();
+  /** Parses and digests the records off the ingest thread (hash-thread.ts). */
+  private readonly hashing: HashThread;
 
   constructor(
     configs: Readonly<Record<string, DedupConfig>>,
     coordination: Coordination | undefined,
     private readonly log: (line: string) => void,
   ) {
+    this.hashing = new HashThread(log);
     for (const [stream, config] of Object.entries(configs)) {
       if (coordination === undefined) {
         throw new ConfigError(
@@ -140,12 +140,17 @@ export class ContentDedup {
     return decided;
   }
 
-  /** Resolves once every write to the sets that was started has settled (a clean shutdown waits for it). */
+  /**
+   * Resolves once every decision made and every write to the sets started
+   * has settled, then stops the hash thread (a clean shutdown waits for it;
+   * nothing is filtered after it).
+   */
   async settled(): Promise<void> {
     for (const s of this.streams.values()) {
       await s.tail;
       await Promise.all(s.writes);
     }
+    await this.hashing.close();
   }
 
   private async decide(
@@ -153,7 +158,7 @@ export class ContentDedup {
     batch: SourceBatch,
     prior: Promise<unknown>,
   ): Promise<SourceBatch> {
-    const groups = this.groups(s, batch);
+    const groups = this.groups(s, batch, await this.hashing.hash(s.config.key, batch.records));
     const hashes = [...groups.keys()];
     const epoch = s.unconfirmed.lookupIssued();
     // Issued before waiting for the pieces ahead: their decisions and this lookup overlap.
@@ -199,11 +204,11 @@ export class ContentDedup {
     }
   }
 
-  /** Hashes the batch's records, grouping those that share a hash (unhashable ones are counted and pass). */
-  private groups(s: Stream, batch: SourceBatch): Groups {
+  /** The batch's records grouped by their hash (`hashes[i]` is record i's; unhashable ones are counted and pass). */
+  private groups(s: Stream, batch: SourceBatch, hashes: readonly (string | null)[]): Groups {
     const groups: Groups = new Map();
-    for (const record of batch.records) {
-      const hash = contentHash(s.config, record);
+    for (const [i, record] of batch.records.entries()) {
+      const hash = hashes[i] ?? null;
       if (hash === null) {
         s.unhashable += 1;
         continue;
@@ -254,39 +259,6 @@ export class ContentDedup {
     }));
   }
 }
-
-/**
- * The content hash of a record, hex: the declared fields of its JSON value
- * (their values, in the declared order) or the whole payload; null when a
- * declared field cannot be read, and such a record is never dropped. Fields
- * holding objects hash as written, so the same object with its keys in
- * another order reads as different content: a missed dedup, never a drop.
- */
-export function contentHash(config: DedupConfig, record: SourceRecord): string | null {
-  let input: Uint8Array | string;
-  if (config.key === 'payload') {
-    if (record.tombstone === true) return null;
-    input = record.value;
-  } else {
-    let doc: unknown;
-    try {
-      doc = JSON.parse(utf8.decode(record.value));
-    } catch {
-      return null;
-    }
-    if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) return null;
-    const values: unknown[] = [];
-    for (const f of config.key.fields) {
-      if (!Object.hasOwn(doc, f)) return null;
-      values.push((doc as Record<string, unknown>)[f]);
-    }
-    input = JSON.stringify(values);
-  }
-  // The one-shot digest: for a few hundred bytes a Hash object's set-up dominates.
-  return hash('sha256', input, 'hex').slice(0, CONTENT_HASH_BYTES * 2);
-}
-
-const utf8 = new TextDecoder();
 
 /** `work`, or a rejection once `ms` passed without it settling. */
 async function within<T>(work: Promise<T>, ms: number): Promise<T> {

@@ -218,10 +218,13 @@ describe('ContentDedup', () => {
     // and is answered while the first piece's write is still in flight.
     const held: (() => void)[] = [];
     const gets: number[] = [];
+    let bothLookedUp = (): void => undefined;
+    const lookedUp = new Promise<void>((resolve) => (bothLookedUp = resolve));
     const slow = wrapSets(inMemoryCoordination(), (set) => ({
       ...set,
       getMany: (keys) => {
         gets.push(keys.length);
+        if (gets.length === 2) bothLookedUp();
         return set.getMany(keys);
       },
       addMany: (keys, ttl, values) =>
@@ -234,6 +237,8 @@ describe('ContentDedup', () => {
     const dedup = new ContentDedup({ orders: parsed }, slow, () => undefined);
     const order1 = dedup.filter(batch(0, [0, 1], (o) => order(o, 1)));
     const retry = dedup.filter(batch(1, [4, 5], (o) => order(o - 4, 2)));
+    // Both lookups leave while the first piece's write is still held.
+    await lookedUp;
     expect(gets).toEqual([2, 2]);
     const decided: string[] = [];
     void order1.then(() => decided.push('first'));
