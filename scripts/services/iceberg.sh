@@ -66,27 +66,7 @@ require_s3() {
   done
 }
 
-# The jars, resolved once; the stamp holds the pom's hash so editing the pom
-# re-resolves, and an unchanged pom needs no network (as kafka.sh).
-resolve_jars() {
-  local stamp t0
-  stamp="$(sha256sum "$POM" | cut -d' ' -f1)"
-  [[ -f "$LIB/.stamp" && "$(cat "$LIB/.stamp")" == "$stamp" ]] && return 0
-  command -v mvn >/dev/null || die "mvn not found (needed once to fetch the Iceberg jars; on Debian: apt-get install maven)"
-  log "resolving the Iceberg REST catalog's jars with Maven into $LIB ..."
-  t0="$(now)"
-  rm -rf "$LIB.tmp"
-  # Plugin version pinned: Maven 3.8's default dependency plugin is ancient.
-  # sed: Debian's mvn 3.8 prints stray colour codes even with -q -B.
-  mvn -B -q -f "$POM" \
-    org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy-dependencies \
-    -DincludeScope=runtime -DoutputDirectory="$LIB.tmp" 2>&1 \
-    | sed 's/\x1b\[[0-9;]*m//g' >&2 \
-    || die "mvn dependency:copy-dependencies failed (see above)"
-  echo "$stamp" >"$LIB.tmp/.stamp"
-  rm -rf "$LIB" && mv "$LIB.tmp" "$LIB"
-  log "jars resolved in $(since "$t0")s"
-}
+resolve_jars() { maven_jars "$POM" "$LIB" "the Iceberg REST catalog's jars"; }
 
 # The warehouse bucket, created when missing; a fresh bucket means a fresh
 # catalog (a running server is stopped, so `up` starts it on an empty store).

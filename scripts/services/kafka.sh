@@ -38,27 +38,7 @@ broker_pid() { pid_of "$PIDFILE" "kafka.Kafka $CONF"; }
 TOOL=("$JAVA" -Xmx256m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Djava.awt.headless=true
   -Dlog4j2.configurationFile="$LOG4J" -Dthalweg.log.level=WARN -cp "$LIB/*")
 
-# Resolve the jars once; the stamp holds the pom's hash so editing the pom
-# (e.g. a version bump) re-resolves, and an unchanged pom needs no network.
-resolve_jars() {
-  local stamp
-  stamp="$(sha256sum "$HERE/kafka/pom.xml" | cut -d' ' -f1)"
-  [[ -f "$LIB/.stamp" && "$(cat "$LIB/.stamp")" == "$stamp" ]] && return 0
-  command -v mvn >/dev/null || die "mvn not found (needed once to fetch the Kafka jars)"
-  log "resolving Kafka jars with Maven into $LIB ..."
-  local t0; t0="$(now)"
-  rm -rf "$LIB.tmp"
-  # Plugin version pinned: Maven 3.8's default dependency plugin is ancient.
-  # sed: Debian's mvn 3.8 prints stray colour codes even with -q -B.
-  mvn -B -q -f "$HERE/kafka/pom.xml" \
-    org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy-dependencies \
-    -DincludeScope=runtime -DoutputDirectory="$LIB.tmp" 2>&1 \
-    | sed 's/\x1b\[[0-9;]*m//g' >&2 \
-    || die "mvn dependency:copy-dependencies failed (see above)"
-  echo "$stamp" >"$LIB.tmp/.stamp"
-  rm -rf "$LIB" && mv "$LIB.tmp" "$LIB"
-  log "jars resolved in $(since "$t0")s"
-}
+resolve_jars() { maven_jars "$HERE/kafka/pom.xml" "$LIB" "the Kafka jars"; }
 
 write_config() {
   cat >"$CONF" <<EOF

@@ -47,27 +47,9 @@ exports() {
 
 broker_pid() { pid_of "$PIDFILE" "$MAIN --config $CONF"; }
 
-# Resolve the jars once; the stamp holds the pom's hash so editing the pom
-# (e.g. a version bump) re-resolves, and an unchanged pom needs no network.
 resolve_jars() {
-  local stamp
-  stamp="$(sha256sum "$HERE/pulsar/pom.xml" | cut -d' ' -f1)"
-  [[ -f "$LIB/.stamp" && "$(cat "$LIB/.stamp")" == "$stamp" ]] && return 0
-  command -v mvn >/dev/null || die "mvn not found (needed once to fetch the Pulsar jars)"
-  log "resolving Pulsar jars with Maven into $LIB (about 240 MB) ..."
-  local t0; t0="$(now)"
-  rm -rf "$LIB.tmp"
-  # Plugin version pinned: Maven 3.8's default dependency plugin is ancient.
-  # sed: Debian's mvn 3.8 prints stray colour codes even with -q -B.
-  mvn -B -q -f "$HERE/pulsar/pom.xml" \
-    org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy-dependencies \
-    -DincludeScope=runtime -DoutputDirectory="$LIB.tmp" 2>&1 \
-    | sed 's/\x1b\[[0-9;]*m//g' >&2 \
-    || die "mvn dependency:copy-dependencies failed (see above)"
-  [[ -f "$LIB.tmp/pulsar-broker-$(pulsar_version).jar" ]] || die "mvn did not produce pulsar-broker-$(pulsar_version).jar"
-  echo "$stamp" >"$LIB.tmp/.stamp"
-  rm -rf "$LIB" && mv "$LIB.tmp" "$LIB"
-  log "jars resolved in $(since "$t0")s"
+  maven_jars "$HERE/pulsar/pom.xml" "$LIB" "the Pulsar jars (about 240 MB)"
+  [[ -f "$LIB/pulsar-broker-$(pulsar_version).jar" ]] || die "mvn did not produce pulsar-broker-$(pulsar_version).jar"
 }
 
 pulsar_version() {

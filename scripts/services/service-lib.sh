@@ -1,6 +1,7 @@
-# What every service script shares: sourced by kafka.sh, pulsar.sh and
-# prometheus.sh after they set SERVICE (their name, for messages) and ROOT
-# (their state directory).
+# What every service script shares: sourced by kafka.sh, pulsar.sh,
+# prometheus.sh and etcd.sh (and, through python-service-lib.sh, by s3.sh,
+# flight.sh and iceberg.sh) after they set SERVICE (their name, for
+# messages) and ROOT (their state directory).
 
 log() { echo "$SERVICE: $*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -54,4 +55,28 @@ run_command() {
   exec 9>"$ROOT/.lock"
   flock 9
   "$1"
+}
+
+# maven_jars POM LIB WHAT: the runtime jars of POM copied into LIB by Maven,
+# once. LIB/.stamp holds the pom's hash, so editing the pom (a version bump)
+# resolves again and an unchanged pom needs no network. WHAT names the jars
+# in messages ("the Kafka jars").
+maven_jars() {
+  local pom="$1" lib="$2" what="$3" stamp t0
+  stamp="$(sha256sum "$pom" | cut -d' ' -f1)"
+  [[ -f "$lib/.stamp" && "$(cat "$lib/.stamp")" == "$stamp" ]] && return 0
+  command -v mvn >/dev/null || die "mvn not found (needed once to fetch $what; on Debian: apt-get install maven)"
+  log "resolving $what with Maven into $lib ..."
+  t0="$(now)"
+  rm -rf "$lib.tmp"
+  # Plugin version pinned: Maven 3.8's default dependency plugin is ancient.
+  # sed: Debian's mvn 3.8 prints stray colour codes even with -q -B.
+  mvn -B -q -f "$pom" \
+    org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy-dependencies \
+    -DincludeScope=runtime -DoutputDirectory="$lib.tmp" 2>&1 \
+    | sed 's/\x1b\[[0-9;]*m//g' >&2 \
+    || die "mvn dependency:copy-dependencies failed (see above)"
+  echo "$stamp" >"$lib.tmp/.stamp"
+  rm -rf "$lib" && mv "$lib.tmp" "$lib"
+  log "jars resolved in $(since "$t0")s"
 }
