@@ -36,8 +36,12 @@ interface Stream {
 /** Writes to the set one stream keeps in flight before a decision waits for one to settle. */
 const MAX_WRITES_IN_FLIGHT = 4;
 
-/** Hash -> the records of one piece carrying it, in offset order. */
-type Groups = Map<string, SourceRecord[]>;
+/** Hash -> the record (or records, in offset order) of one piece carrying it. */
+type Groups = Map<string, SourceRecord | SourceRecord[]>;
+
+/** The records of one group, in offset order (a lone record is kept bare: most hashes have one). */
+const members = (g: SourceRecord | SourceRecord[] | undefined): readonly SourceRecord[] =>
+  g === undefined ? [] : Array.isArray(g) ? g : [g];
 
 /**
  * Which record the set names as a hash's first occurrence: its partition and
@@ -173,7 +177,7 @@ export class ContentDedup {
       await prior;
       const answer = await lookup;
       if (hashes.length === 0) return batch;
-      const checked = hashes.reduce((n, h) => n + (groups.get(h)?.length ?? 0), 0);
+      const checked = hashes.reduce((n, h) => n + members(groups.get(h)).length, 0);
       if ('failed' in answer) {
         s.skipped += checked;
         this.log(
@@ -186,7 +190,7 @@ export class ContentDedup {
       const drop = new Set<SourceRecord>();
       const fresh = new Map<string, string>();
       hashes.forEach((hash, i) => {
-        const group = groups.get(hash) ?? [];
+        const group = members(groups.get(hash));
         const at = batch.span.partition;
         const first = answer.seen[i] ?? s.unconfirmed.firstId(hash, epoch);
         // Kept: the first occurrence itself (its replay), or, for a new hash, the
@@ -214,8 +218,9 @@ export class ContentDedup {
         continue;
       }
       const group = groups.get(hash);
-      if (group === undefined) groups.set(hash, [record]);
-      else group.push(record);
+      if (group === undefined) groups.set(hash, record);
+      else if (Array.isArray(group)) group.push(record);
+      else groups.set(hash, [group, record]);
     }
     return groups;
   }

@@ -24,7 +24,7 @@ export class UnconfirmedAdds {
   /** The writes not yet forgettable: their hashes (hash -> first record id), and when each settled. */
   private readonly writes: Write[] = [];
   /** Every held write's hashes, to the latest write holding each (the least settled of them). */
-  private readonly index = new Map<string, { readonly id: string; readonly write: Write }>();
+  private readonly index = new Map<string, Write>();
   /** Epochs of the lookups issued and not yet decided, as a multiset. */
   private readonly lookups = new Map<number, number>();
 
@@ -39,10 +39,10 @@ export class UnconfirmedAdds {
    * `epoch` may have missed (in flight, or settled after it left), or null.
    */
   firstId(hash: string, epoch: number): string | null {
-    const held = this.index.get(hash);
-    if (held === undefined) return null;
-    const settled = held.write.settledAt;
-    return settled !== null && settled <= epoch ? null : held.id;
+    const write = this.index.get(hash);
+    if (write === undefined) return null;
+    const settled = write.settledAt;
+    return settled !== null && settled <= epoch ? null : (write.ids.get(hash) ?? null);
   }
 
   /** The lookup of `epoch` is decided: writes no outstanding lookup can miss are forgotten. */
@@ -57,7 +57,7 @@ export class UnconfirmedAdds {
   writing(ids: Map<string, string>): () => void {
     const write: Write = { ids, settledAt: null };
     this.writes.push(write);
-    for (const [hash, id] of ids) this.index.set(hash, { id, write });
+    for (const hash of ids.keys()) this.index.set(hash, write);
     return () => {
       this.epoch += 1;
       write.settledAt = this.epoch;
@@ -79,7 +79,7 @@ export class UnconfirmedAdds {
       if (settled === null || settled > oldest) continue;
       const [write] = this.writes.splice(i, 1);
       for (const hash of write?.ids.keys() ?? []) {
-        if (this.index.get(hash)?.write === write) this.index.delete(hash);
+        if (this.index.get(hash) === write) this.index.delete(hash);
       }
     }
   }
