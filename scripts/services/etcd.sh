@@ -9,10 +9,10 @@
 #   bash scripts/services/etcd.sh start-member N   start member N again on its data dir
 #
 # stdout of `up` is exactly one line:
-#   export THALWEG_ETCD_ENDPOINTS=http://127.0.0.1:32379,http://127.0.0.1:32389,http://127.0.0.1:32399
+#   export THALWEG_ETCD_ENDPOINTS=http://127.0.0.1:22379,http://127.0.0.1:22389,http://127.0.0.1:22399
 # Everything else goes to stderr. Member N (1..3) listens for clients on
 # BASE + 10*(N-1) and for its peers on the port after that, where BASE is
-# ${THALWEG_ETCD_PORT_BASE:-32379}; THALWEG_ETCD_FLAGS adds etcd flags to every
+# ${THALWEG_ETCD_PORT_BASE:-22379}; THALWEG_ETCD_FLAGS adds etcd flags to every
 # member (say --max-txn-ops=5000, to measure a tuned cluster). State lives in
 # ${THALWEG_SERVICES_DIR:-<repo>/.cache/services}/etcd: member-N/ (data),
 # member-N.log, member-N.pid.
@@ -23,7 +23,7 @@ REPO="$(cd "$HERE/../.." && pwd)"
 ROOT="${THALWEG_SERVICES_DIR:-$REPO/.cache/services}"
 mkdir -p "$ROOT" && ROOT="$(cd "$ROOT" && pwd)/etcd"
 HOST=127.0.0.1
-BASE="${THALWEG_ETCD_PORT_BASE:-32379}"
+BASE="${THALWEG_ETCD_PORT_BASE:-22379}"
 TIMEOUT="${THALWEG_ETCD_TIMEOUT:-60}"
 MEMBERS=(1 2 3)
 # Fixed: only read when a member's data dir is fresh, and it keeps two

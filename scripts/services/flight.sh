@@ -14,7 +14,7 @@
 # once from flight/requirements.txt (pinned) and reused without network access
 # while the pins and the Python version stay the same.  Datasets are stored
 # (fsynced) under <state>/data and survive a restart; `down` keeps them.
-# The port is 38815 (THALWEG_FLIGHT_PORT).
+# The port is 28815 (THALWEG_FLIGHT_PORT).
 # The venv, pid-file and up/down/status logic is python-service-lib.sh's.
 set -euo pipefail
 
@@ -30,7 +30,7 @@ IMPORTS=pyarrow.flight
 SERVER="the pyarrow Flight server"
 
 HOST=127.0.0.1
-PORT="${THALWEG_FLIGHT_PORT:-38815}"
+PORT="${THALWEG_FLIGHT_PORT:-28815}"
 URL="grpc://$HOST:$PORT"
 ADDRESS="$URL"
 PORT_HINT="set THALWEG_FLIGHT_PORT"

@@ -5,7 +5,7 @@
 #   bash scripts/services/kafka.sh up     # start (idempotent), prints the export line
 #   bash scripts/services/kafka.sh down   # stop the broker this script started
 #
-# stdout of `up` is exactly: export THALWEG_KAFKA_BROKERS=127.0.0.1:39092
+# stdout of `up` is exactly: export THALWEG_KAFKA_BROKERS=127.0.0.1:29092
 # Everything else goes to stderr. State lives in
 # ${THALWEG_SERVICES_DIR:-<repo>/.cache/services}/kafka: lib/ (jars), data/,
 # kafka.log, kafka.pid. The Kafka version is pinned in kafka/pom.xml.
@@ -17,7 +17,7 @@ ROOT="${THALWEG_SERVICES_DIR:-$REPO/.cache/services}"
 mkdir -p "$ROOT" && ROOT="$(cd "$ROOT" && pwd)/kafka"
 LIB="$ROOT/lib" DATA="$ROOT/data" LOG="$ROOT/kafka.log"
 PIDFILE="$ROOT/kafka.pid" READY="$ROOT/ready" CONF="$ROOT/server.properties"
-HOST=127.0.0.1 PORT=39092 CONTROLLER_PORT=39093
+HOST=127.0.0.1 PORT=29092 CONTROLLER_PORT=29093
 BROKERS="$HOST:$PORT"
 TIMEOUT="${THALWEG_KAFKA_TIMEOUT:-120}"
 # Fixed (any valid base64 UUID works); only used when formatting a fresh data dir.

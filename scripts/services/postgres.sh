@@ -9,7 +9,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 state="${THALWEG_SERVICES_DIR:-$repo/.cache/services}/postgres"
 data="$state/data"
-port="${THALWEG_PG_PORT:-54329}"
+port="${THALWEG_PG_PORT:-25432}"
 url="postgres://postgres@127.0.0.1:$port/thalweg"
 
 log() { echo "postgres: $*" >&2; }

@@ -6,7 +6,7 @@
 #   bash scripts/services/prometheus.sh down   stop the server this script started
 #
 # stdout of `up` is exactly three lines:
-#   export THALWEG_PROMETHEUS_URL=http://127.0.0.1:39090
+#   export THALWEG_PROMETHEUS_URL=http://127.0.0.1:29090
 #   export THALWEG_PROMETHEUS_TARGETS=<state>/targets
 #   export THALWEG_PROMTOOL=<path of promtool>
 # Everything else goes to stderr. It scrapes every second whatever targets
@@ -26,7 +26,7 @@ mkdir -p "$ROOT" && ROOT="$(cd "$ROOT" && pwd)/prometheus"
 DATA="$ROOT/data" TARGETS="$ROOT/targets" CONF="$ROOT/prometheus.yml"
 LOG="$ROOT/prometheus.log" PIDFILE="$ROOT/prometheus.pid"
 HOST=127.0.0.1
-PORT="${THALWEG_PROMETHEUS_PORT:-39090}"
+PORT="${THALWEG_PROMETHEUS_PORT:-29090}"
 URL="http://$HOST:$PORT"
 TIMEOUT="${THALWEG_PROMETHEUS_TIMEOUT:-60}"
 

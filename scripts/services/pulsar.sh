@@ -8,15 +8,15 @@
 #   bash scripts/services/pulsar.sh down   # stop the standalone this script started
 #
 # stdout of `up` is exactly:
-#   export THALWEG_PULSAR_URL=pulsar://127.0.0.1:36650
-#   export THALWEG_PULSAR_WS_URL=ws://127.0.0.1:38080
-#   export THALWEG_PULSAR_ADMIN_URL=http://127.0.0.1:38080
+#   export THALWEG_PULSAR_URL=pulsar://127.0.0.1:26650
+#   export THALWEG_PULSAR_WS_URL=ws://127.0.0.1:28080
+#   export THALWEG_PULSAR_ADMIN_URL=http://127.0.0.1:28080
 # Everything else goes to stderr. State lives in
 # ${THALWEG_SERVICES_DIR:-<repo>/.cache/services}/pulsar: lib/ (jars), data/,
 # standalone.conf, pulsar.log (the broker's log), pulsar.out (the JVM's own
-# stdout/stderr), pulsar.pid. Ports: THALWEG_PULSAR_BROKER_PORT (36650),
-# THALWEG_PULSAR_WEB_PORT (38080, admin + WebSocket), THALWEG_PULSAR_BOOKIE_PORT
-# (36181). The Pulsar version is pinned in pulsar/pom.xml.
+# stdout/stderr), pulsar.pid. Ports: THALWEG_PULSAR_BROKER_PORT (26650),
+# THALWEG_PULSAR_WEB_PORT (28080, admin + WebSocket), THALWEG_PULSAR_BOOKIE_PORT
+# (26181). The Pulsar version is pinned in pulsar/pom.xml.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -26,9 +26,9 @@ mkdir -p "$ROOT" && ROOT="$(cd "$ROOT" && pwd)/pulsar"
 LIB="$ROOT/lib" DATA="$ROOT/data" LOG="$ROOT/pulsar.log" OUT="$ROOT/pulsar.out"
 PIDFILE="$ROOT/pulsar.pid" READY="$ROOT/ready" CONF="$ROOT/standalone.conf"
 HOST=127.0.0.1
-PORT="${THALWEG_PULSAR_BROKER_PORT:-36650}"
-WEB_PORT="${THALWEG_PULSAR_WEB_PORT:-38080}"
-BOOKIE_PORT="${THALWEG_PULSAR_BOOKIE_PORT:-36181}"
+PORT="${THALWEG_PULSAR_BROKER_PORT:-26650}"
+WEB_PORT="${THALWEG_PULSAR_WEB_PORT:-28080}"
+BOOKIE_PORT="${THALWEG_PULSAR_BOOKIE_PORT:-26181}"
 ADMIN="http://$HOST:$WEB_PORT"
 TIMEOUT="${THALWEG_PULSAR_TIMEOUT:-180}"
 JAVA="${JAVA_HOME:+$JAVA_HOME/bin/}java"

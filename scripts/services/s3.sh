@@ -12,7 +12,7 @@
 # ${THALWEG_SERVICES_DIR:-<repo>/.cache/services}/s3.  The venv is built once
 # from s3/requirements.txt (pinned) and reused without network access while
 # the pins and the Python version stay the same.  Data is in memory only: it
-# is lost when the server stops.  The port is 39000 (THALWEG_S3_PORT).
+# is lost when the server stops.  The port is 29000 (THALWEG_S3_PORT).
 # The venv, pid-file and up/down/status logic is python-service-lib.sh's.
 set -euo pipefail
 
@@ -27,7 +27,7 @@ IMPORTS="moto.s3, flask, werkzeug"
 SERVER=moto
 
 HOST=127.0.0.1
-PORT="${THALWEG_S3_PORT:-39000}"
+PORT="${THALWEG_S3_PORT:-29000}"
 ENDPOINT="http://$HOST:$PORT"
 ADDRESS="$ENDPOINT"
 PORT_HINT="set THALWEG_S3_PORT"

@@ -52,7 +52,7 @@ export function s3Endpoint(): S3Endpoint {
 }
 
 export interface PrometheusService {
-  /** Base URL of its HTTP API, e.g. `http://127.0.0.1:39090`. */
+  /** Base URL of its HTTP API, e.g. `http://127.0.0.1:29090`. */
   readonly url: string;
   /**
    * The directory its `file_sd_configs` watch: a test registers an endpoint
