@@ -1,8 +1,7 @@
 import {
+  OneStreamPartition,
   StreamFeed,
   backoffDelay,
-  samePartition,
-  sourcePartition,
   type SourceBatch,
   type SourceCursor,
   type SourcePartition,
@@ -57,7 +56,8 @@ export class FlightSource implements StoreManagedSource {
   private readonly options: ResolvedFlightSourceOptions;
   private readonly client: FlightClient;
   private readonly ownsClient: boolean;
-  private readonly partition: SourcePartition;
+  /** The partition, its feed and the cursor rules. */
+  private readonly stream: OneStreamPartition;
   private readonly feed: StreamFeed;
   private readonly abort = new AbortController();
   /** The offset after the last row queued: where a reconnect resumes. */
@@ -71,18 +71,20 @@ export class FlightSource implements StoreManagedSource {
     this.client = typeof url === 'string' ? flightClient(url) : url;
     this.origin = { kind: 'non-replayable', resumable: this.options.resumable };
     this.cluster = this.options.cluster;
-    this.partition = sourcePartition(this.options.topic, 0);
-    this.feed = new StreamFeed({
-      partition: this.partition,
+    this.stream = new OneStreamPartition({
+      topic: this.options.topic,
+      resumable: this.options.resumable,
       prefetchBatches: this.options.prefetchBatches,
       prefetchBytes: this.options.prefetchBytes,
       stop: () => this.abort.abort(),
       onAbort: 'stop',
+      fail: (_fault, message) => new FlightError('TWG_FLIGHT_STATE', message),
     });
+    this.feed = this.stream.feed;
   }
 
   partitions(): readonly SourcePartition[] {
-    return [this.partition];
+    return this.stream.partitions();
   }
 
   /**
@@ -91,49 +93,30 @@ export class FlightSource implements StoreManagedSource {
    * rows are numbered from it, so offsets never repeat across runs.
    */
   seek(partition: SourcePartition, cursor: SourceCursor): void {
-    this.own(partition);
-    if (this.feed.started)
-      throw new FlightError('TWG_FLIGHT_STATE', 'seek after batches() started');
-    const want = this.options.resumable ? 'stream-token' : 'log-offset';
-    if (cursor.kind !== want) {
-      throw new FlightError(
-        'TWG_FLIGHT_STATE',
-        `a ${cursor.kind} cursor; this ${this.options.resumable ? 'resumable' : 'non-resumable'} stream resumes from a ${want} cursor`,
-      );
-    }
-    if (
-      cursor.kind === 'stream-token' &&
-      cursor.token !== '' &&
-      cursor.token !== this.options.stream
-    ) {
-      throw new FlightError(
-        'TWG_FLIGHT_STATE',
-        `the cursor is of stream ${JSON.stringify(cursor.token)}, this source reads ${JSON.stringify(this.options.stream)}`,
-      );
-    }
-    if (!Number.isSafeInteger(cursor.nextOffset) || cursor.nextOffset < 0) {
-      throw new FlightError('TWG_FLIGHT_STATE', `${cursor.nextOffset} is not a row offset`);
-    }
-    this.next = cursor.nextOffset;
+    this.next = this.stream.seek(partition, cursor, (token) => {
+      if (token !== '' && token !== this.options.stream) {
+        throw new FlightError(
+          'TWG_FLIGHT_STATE',
+          `the cursor is of stream ${JSON.stringify(token)}, this source reads ${JSON.stringify(this.options.stream)}`,
+        );
+      }
+    });
   }
 
   cursorAt(partition: SourcePartition, next: number): SourceCursor {
-    this.own(partition);
-    return this.options.resumable
-      ? { kind: 'stream-token', token: this.options.stream, nextOffset: next }
-      : { kind: 'log-offset', nextOffset: next };
+    return this.stream.cursorAt(partition, next, this.options.stream);
   }
 
   pause(partitions: readonly SourcePartition[]): void {
-    this.feed.pause(partitions);
+    this.stream.pause(partitions);
   }
 
   resume(partitions: readonly SourcePartition[]): void {
-    this.feed.resume(partitions);
+    this.stream.resume(partitions);
   }
 
   prefetchFill(): number {
-    return this.feed.prefetchFill();
+    return this.stream.prefetchFill();
   }
 
   stats(): FlightSourceStats {
@@ -147,8 +130,7 @@ export class FlightSource implements StoreManagedSource {
   }
 
   async *batches(signal: AbortSignal): AsyncIterable<SourceBatch> {
-    if (this.feed.started) throw new FlightError('TWG_FLIGHT_STATE', 'batches() called twice');
-    yield* this.feed.batches(signal, () => this.pump());
+    yield* this.stream.batches(signal, () => this.pump());
   }
 
   /** Opens the DoGet and reads it; a resumable stream reopens after a drop, until its end. */
@@ -255,15 +237,6 @@ export class FlightSource implements StoreManagedSource {
   /** Read through a call, so a check after an await is not narrowed away. */
   private isClosed(): boolean {
     return this.feed.closed;
-  }
-
-  private own(partition: SourcePartition): void {
-    if (!samePartition(partition, this.partition)) {
-      throw new FlightError(
-        'TWG_FLIGHT_STATE',
-        `partition ${partition.topic}/${partition.partition} is not this source's (${this.partition.topic}/0)`,
-      );
-    }
   }
 }
 

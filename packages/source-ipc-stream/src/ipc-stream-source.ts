@@ -1,8 +1,8 @@
 import {
+  OneStreamPartition,
   StreamFeed,
   backoffDelay,
-  samePartition,
-  sourcePartition,
+  type OneStreamFault,
   type SourceBatch,
   type SourceCursor,
   type SourcePartition,
@@ -59,7 +59,8 @@ export class IpcStreamSource implements StoreManagedSource {
   readonly origin: { readonly kind: 'non-replayable'; readonly resumable: boolean };
   readonly cluster: string;
   private readonly options: ResolvedOptions;
-  private readonly partition: SourcePartition;
+  /** The partition, its feed and the cursor rules. */
+  private readonly stream: OneStreamPartition;
   private readonly feed: StreamFeed;
   /** The offset after the last row queued: where a reconnect resumes. */
   private next = 0;
@@ -71,18 +72,20 @@ export class IpcStreamSource implements StoreManagedSource {
     this.options = resolveOptions(options);
     this.origin = { kind: 'non-replayable', resumable: this.options.resume };
     this.cluster = this.options.cluster;
-    this.partition = sourcePartition(this.options.topic, 0);
-    this.feed = new StreamFeed({
-      partition: this.partition,
+    this.stream = new OneStreamPartition({
+      topic: this.options.topic,
+      resumable: this.options.resume,
       prefetchBatches: this.options.prefetchBatches,
       prefetchBytes: this.options.prefetchBytes,
       stop: () => this.current?.close(),
       onAbort: 'wake',
+      fail: streamFault,
     });
+    this.feed = this.stream.feed;
   }
 
   partitions(): readonly SourcePartition[] {
-    return [this.partition];
+    return this.stream.partitions();
   }
 
   /**
@@ -91,48 +94,25 @@ export class IpcStreamSource implements StoreManagedSource {
    * rows are numbered from it, so offsets never repeat across runs.
    */
   seek(partition: SourcePartition, cursor: SourceCursor): void {
-    this.own(partition);
-    if (this.feed.started) {
-      throw new IpcStreamSourceError('TWG_IPC_STREAM_STATE', 'seek after batches() started');
-    }
-    const want = this.options.resume ? 'stream-token' : 'log-offset';
-    if (cursor.kind !== want) {
-      throw new IpcStreamSourceError(
-        'TWG_IPC_STREAM_CURSOR_INVALID',
-        `a ${cursor.kind} cursor; this ${this.options.resume ? 'resumable' : 'non-resumable'} stream resumes from a ${want} cursor`,
-        { field: 'cursor.kind' },
-      );
-    }
-    if (!Number.isSafeInteger(cursor.nextOffset) || cursor.nextOffset < 0) {
-      throw new IpcStreamSourceError(
-        'TWG_IPC_STREAM_CURSOR_INVALID',
-        `${cursor.nextOffset} is not a row offset`,
-        {
-          field: 'cursor.nextOffset',
-        },
-      );
-    }
+    const next = this.stream.seek(partition, cursor);
     if (cursor.kind === 'stream-token') this.streamId = cursor.token;
-    this.next = cursor.nextOffset;
+    this.next = next;
   }
 
   cursorAt(partition: SourcePartition, next: number): SourceCursor {
-    this.own(partition);
-    return this.options.resume
-      ? { kind: 'stream-token', token: this.streamId, nextOffset: next }
-      : { kind: 'log-offset', nextOffset: next };
+    return this.stream.cursorAt(partition, next, this.streamId);
   }
 
   pause(partitions: readonly SourcePartition[]): void {
-    this.feed.pause(partitions);
+    this.stream.pause(partitions);
   }
 
   resume(partitions: readonly SourcePartition[]): void {
-    this.feed.resume(partitions);
+    this.stream.resume(partitions);
   }
 
   prefetchFill(): number {
-    return this.feed.prefetchFill();
+    return this.stream.prefetchFill();
   }
 
   stats(): IpcStreamSourceStats {
@@ -145,9 +125,7 @@ export class IpcStreamSource implements StoreManagedSource {
   }
 
   async *batches(signal: AbortSignal): AsyncIterable<SourceBatch> {
-    if (this.feed.started)
-      throw new IpcStreamSourceError('TWG_IPC_STREAM_STATE', 'batches() called twice');
-    yield* this.feed.batches(signal, () => this.pump());
+    yield* this.stream.batches(signal, () => this.pump());
   }
 
   /** Connects, reads, and for a resumable stream reconnects, until the end marker or a failure. */
@@ -280,13 +258,11 @@ export class IpcStreamSource implements StoreManagedSource {
   private isClosed(): boolean {
     return this.feed.closed;
   }
+}
 
-  private own(partition: SourcePartition): void {
-    if (!samePartition(partition, this.partition)) {
-      throw new IpcStreamSourceError(
-        'TWG_IPC_STREAM_STATE',
-        `partition ${partition.topic}/${partition.partition} is not this source's (${this.partition.topic}/0)`,
-      );
-    }
-  }
+/** A broken partition or cursor rule as this source's error: a call out of order, or a bad cursor field. */
+function streamFault(fault: OneStreamFault, message: string): IpcStreamSourceError {
+  return fault.kind === 'state'
+    ? new IpcStreamSourceError('TWG_IPC_STREAM_STATE', message)
+    : new IpcStreamSourceError('TWG_IPC_STREAM_CURSOR_INVALID', message, { field: fault.field });
 }
