@@ -99,10 +99,11 @@ export class AvroCursor {
     return v;
   }
 
-  /** `n` raw bytes (a view, not a copy). */
+  /** `n` raw bytes (a view into the input, not a copy). */
   fixed(n: number): Uint8Array {
     this.need(n);
-    const out = this.bytes.subarray(this.pos, this.pos + n);
+    // a plain Uint8Array view even over a Buffer, so values compare alike whatever read the file
+    const out = new Uint8Array(this.bytes.buffer, this.bytes.byteOffset + this.pos, n);
     this.pos += n;
     return out;
   }

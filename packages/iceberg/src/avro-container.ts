@@ -92,6 +92,9 @@ export function readAvroContainer(
       block = new AvroCursor(bytes, file, 0, dataAt);
     }
     const end = codec === 'deflate' ? block.bytes.length : dataAt + size;
+    // a record takes a byte at least (as in avro-schema's blocks): a larger count is corrupt
+    if (count > end - block.pos)
+      throw c.corrupt(`a block of ${count} records in ${size} bytes`, sizeAt);
     for (let i = 0; i < count; i++) records.push(decode(block));
     if (block.pos !== end) {
       throw block.corrupt(

@@ -40,6 +40,10 @@ function blocks(c: AvroCursor, item: () => void): void {
       n = -n;
       c.count(); // the block's byte size, there to allow skipping; we read every item
     }
+    // every item Iceberg writes takes a byte at least: a larger count is a corrupt
+    // one, refused here rather than looping (or allocating) for 2^60 null items
+    if (n > c.bytes.length - c.pos)
+      throw c.corrupt(`a block of ${n} items in ${c.bytes.length - c.pos} bytes`);
     for (let i = 0; i < n; i++) item();
   }
 }

@@ -15,7 +15,7 @@ export function decodeIntegerBound(bytes: Uint8Array, type: 'int' | 'long', what
   throw new IcebergError(
     'TWG_ICEBERG_AVRO_CORRUPT',
     what,
-    `a ${type} bound of ${bytes.byteLength} bytes`,
+    `${type === 'int' ? 'an' : 'a'} ${type} bound of ${bytes.byteLength} bytes`,
   );
 }
 
