@@ -17,6 +17,8 @@ export interface ManifestFile {
   /** 0: data files; 1: delete files (v2). */
   readonly content: number;
   readonly partitionSpecId: number;
+  /** The sequence number of the commit that added the manifest (0 in v1): its new files inherit it. */
+  readonly sequenceNumber: bigint;
 }
 
 /** A live data file of a snapshot. */
@@ -24,6 +26,8 @@ export interface DataFile {
   readonly path: string;
   readonly recordCount: number;
   readonly fileSizeInBytes: number;
+  /** The data sequence number: which commit wrote the rows (0 in v1). A scan orders equal offsets by it. */
+  readonly sequenceNumber: bigint;
   /** Lower bound per field id, in Iceberg's single-value binary serialization. */
   readonly lowerBounds: ReadonlyMap<number, Uint8Array>;
   readonly upperBounds: ReadonlyMap<number, Uint8Array>;
@@ -90,6 +94,7 @@ export function readManifestList(bytes: Uint8Array, file: string): ManifestFile[
       path: str(r, 'manifest_path', file),
       content: num(r, 'content', file, 0), // v1 lists have no content: all data
       partitionSpecId: num(r, 'partition_spec_id', file, 0),
+      sequenceNumber: typeof r['sequence_number'] === 'bigint' ? r['sequence_number'] : 0n,
     };
   });
 }
@@ -100,8 +105,10 @@ const DELETED = 2;
  * The live data files of one manifest (status EXISTING or ADDED; DELETED
  * entries record a removal and are skipped). Refuses, naming the file: a
  * delete file (content 1 or 2), and a data file in any format but Parquet.
+ * `inherited` is the manifest's sequence number, which an entry without its
+ * own (a null sequence_number, as v2 writers leave ADDED entries) takes.
  */
-export function readManifest(bytes: Uint8Array, file: string): DataFile[] {
+export function readManifest(bytes: Uint8Array, file: string, inherited = 0n): DataFile[] {
   const out: DataFile[] = [];
   for (const v of readAvroContainer(bytes, file).records) {
     const entry = record(v, file, 'a manifest entry');
@@ -129,6 +136,8 @@ export function readManifest(bytes: Uint8Array, file: string): DataFile[] {
       path,
       recordCount: num(d, 'record_count', file),
       fileSizeInBytes: num(d, 'file_size_in_bytes', file),
+      sequenceNumber:
+        typeof entry['sequence_number'] === 'bigint' ? entry['sequence_number'] : inherited,
       lowerBounds: bounds(d['lower_bounds'], file, 'lower_bounds'),
       upperBounds: bounds(d['upper_bounds'], file, 'upper_bounds'),
     });

@@ -49,8 +49,8 @@ export interface WindowScan {
   /**
    * The window's rows (partition == p, start <= offset < end), in offset
    * order, as zero-copy slices of the files' batches. Rows with the same
-   * offset (a record written twice) all come, in file order: dedup is the
-   * caller's. Each call reads the files again.
+   * offset (a record written twice) all come, the older commit's first
+   * (by data sequence number): dedup is the caller's. Each call reads the files again.
    */
   batches(): AsyncGenerator<RecordBatch>;
 }
@@ -137,7 +137,7 @@ export async function planWindow(
   );
   const live = (
     await mapLimited(manifests, FETCH_CONCURRENCY, async (m) =>
-      readManifest(await files.read(m.path), m.path),
+      readManifest(await files.read(m.path), m.path, m.sequenceNumber),
     )
   ).flat();
   const bound = (
@@ -150,6 +150,10 @@ export async function planWindow(
       ? undefined
       : decodeIntegerBound(b, f.type, `${path} (bound of ${f.name})`);
   };
+  // older commits first (stable within one): a twice-written offset comes in commit order
+  live.sort((a, b) =>
+    a.sequenceNumber < b.sequenceNumber ? -1 : a.sequenceNumber > b.sequenceNumber ? 1 : 0,
+  );
   const kept = live.filter(
     (d) =>
       d.recordCount > 0 &&

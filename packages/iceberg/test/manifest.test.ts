@@ -97,8 +97,10 @@ describe('manifests', () => {
         entry({ status: 0, path: 's3://b/c.parquet', rows: 3 }),
       ]),
       'm.avro',
+      5n,
     );
     expect(files.map((f) => f.path)).toEqual(['s3://b/a.parquet', 's3://b/c.parquet']);
+    expect(files.map((f) => f.sequenceNumber)).toEqual([5n, 5n]); // inherited from the list
     expect(files[0]?.recordCount).toBe(10);
     expect(files[0]?.lowerBounds.get(2)).toEqual(le8(0n));
     expect(files[0]?.upperBounds.get(2)).toEqual(le8(9n));
@@ -140,17 +142,24 @@ describe('manifests', () => {
         { name: 'partition_spec_id', type: 'int' },
       ],
     };
-    const v2 = { ...v1, fields: [...v1.fields, { name: 'content', type: 'int' }] };
+    const v2 = {
+      ...v1,
+      fields: [
+        ...v1.fields,
+        { name: 'content', type: 'int' },
+        { name: 'sequence_number', type: 'long' },
+      ],
+    };
     const one = (path: string, content?: number): Uint8Array =>
       A.concat(
         A.str(path),
         A.long(10),
         A.int(0),
-        ...(content === undefined ? [] : [A.int(content)]),
+        ...(content === undefined ? [] : [A.int(content), A.long(7 + content)]),
       );
     expect(
       readManifestList(A.container({ schema: v1, blocks: [{ count: 1, data: one('m1') }] }), 'l'),
-    ).toEqual([{ path: 'm1', content: 0, partitionSpecId: 0 }]);
+    ).toEqual([{ path: 'm1', content: 0, partitionSpecId: 0, sequenceNumber: 0n }]);
     expect(
       readManifestList(
         A.container({
@@ -160,8 +169,8 @@ describe('manifests', () => {
         'l',
       ),
     ).toEqual([
-      { path: 'm1', content: 0, partitionSpecId: 0 },
-      { path: 'd1', content: 1, partitionSpecId: 0 },
+      { path: 'm1', content: 0, partitionSpecId: 0, sequenceNumber: 7n },
+      { path: 'd1', content: 1, partitionSpecId: 0, sequenceNumber: 8n },
     ]);
   });
 });
