@@ -47,6 +47,23 @@ export class AvroCursor {
 
   /** A zigzag varint of at most 10 bytes, as bigint. */
   long(): bigint {
+    // fast path: up to 7 bytes (49 bits) add up exactly in a double, and most longs
+    // in a manifest (counts, sizes, ids of fields) are that short
+    let n = 0;
+    let mul = 1;
+    for (let i = this.pos; i < this.pos + 7 && i < this.bytes.length; i++) {
+      const b = this.bytes[i] ?? 0;
+      n += (b & 0x7f) * mul;
+      if ((b & 0x80) === 0) {
+        this.pos = i + 1;
+        return n % 2 === 0 ? BigInt(n / 2) : -BigInt((n + 1) / 2);
+      }
+      mul *= 128;
+    }
+    return this.longSlow();
+  }
+
+  private longSlow(): bigint {
     const start = this.pos;
     let result = 0n;
     let shift = 0n;

@@ -178,16 +178,15 @@ export async function planWindow(
     files: kept,
     prunedFiles: live.length - kept.length,
     async *batches() {
-      const decoded = await mapLimited(kept, FETCH_CONCURRENCY, async (d) => ({
-        d,
-        bytes: await files.read(d.path),
-      }));
-      const runs: WindowRun[] = [];
-      for (const { d, bytes } of decoded) {
-        for (const batch of readParquetBatches(bytes, d.path, d.recordCount, select)) {
-          runs.push(...windowRuns(batch, d.path, request.columns, p, start, end));
-        }
-      }
+      // each file is decoded and selected as soon as it arrives, while others are in flight;
+      // only the window's runs (slices) are kept until the merge
+      const perFile = await mapLimited(kept, FETCH_CONCURRENCY, async (d) => {
+        const bytes = await files.read(d.path);
+        return readParquetBatches(bytes, d.path, d.recordCount, select).flatMap((batch) =>
+          windowRuns(batch, d.path, request.columns, p, start, end),
+        );
+      });
+      const runs: WindowRun[] = perFile.flat();
       yield* mergeRuns(runs);
     },
   };

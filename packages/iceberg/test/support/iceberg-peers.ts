@@ -4,7 +4,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { iceberg, icebergScript, s3Endpoint } from '@thalweg/test-services';
-import { RestCatalog, s3FileStore, type IcebergSource } from '../../src/index.js';
+import { RestCatalog, s3FileStore, type IcebergSource } from '@thalweg/iceberg';
 
 const run = promisify(execFile);
 
