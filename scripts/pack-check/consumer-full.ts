@@ -11,6 +11,7 @@ import * as contracts from '@thalweg/contracts';
 import * as coordination from '@thalweg/coordination';
 import * as flight from '@thalweg/flight';
 import * as iceberg from '@thalweg/iceberg';
+import * as icebergS3 from '@thalweg/iceberg/s3';
 import * as otel from '@thalweg/otel';
 import * as offsets from '@thalweg/offset-store';
 import * as leveldb from '@thalweg/offset-store/leveldb';
@@ -37,6 +38,7 @@ const entries: Record<string, object> = {
   coordination,
   flight,
   iceberg,
+  icebergS3,
   offsets,
   leveldb,
   postgres,

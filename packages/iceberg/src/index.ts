@@ -16,7 +16,7 @@ export {
   type Snapshot,
   type TableMetadata,
 } from './table-metadata.js';
-export { fileStoreByScheme, localFileStore, s3FileStore, type FileStore } from './file-store.js';
+export { fileStoreByScheme, localFileStore, type FileStore } from './file-store.js';
 export { readAvroContainer, type AvroHeader } from './avro-container.js';
 export { compileSchema, type AvroDecoder, type AvroValue } from './avro-schema.js';
 export { AvroCursor } from './avro-binary.js';

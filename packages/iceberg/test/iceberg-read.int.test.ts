@@ -1,7 +1,8 @@
 import type { RecordBatch } from 'apache-arrow';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { uniqueIdentifier } from '@thalweg/test-services';
-import { IcebergError, scanWindow, type WindowRequest } from '../src/index.js';
+// by the package name, as the shared support (also used by the bench) imports it
+import { IcebergError, scanWindow, type WindowRequest } from '@thalweg/iceberg';
 import {
   RAW_SCHEMA,
   icebergSource,

@@ -4,7 +4,8 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { iceberg, icebergScript, s3Endpoint } from '@thalweg/test-services';
-import { RestCatalog, s3FileStore, type IcebergSource } from '@thalweg/iceberg';
+import { RestCatalog, type IcebergSource } from '@thalweg/iceberg';
+import { s3FileStore } from '@thalweg/iceberg/s3';
 
 const run = promisify(execFile);
 
