@@ -15,8 +15,9 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { icebergScript, uniqueIdentifier } from '@thalweg/test-services';
-import { scanWindow } from '@thalweg/iceberg';
-import { RAW_SCHEMA, icebergSource, peer, writeTable } from '../test/support/iceberg-peers.js';
+import { RestCatalog, scanWindow } from '@thalweg/iceberg';
+import { s3FileStore } from '@thalweg/iceberg/s3';
+import { RAW_SCHEMA, peer, testStores, writeTable } from '../test/support/iceberg-peers.js';
 
 const env = (name: string, fallback: number): number => Number(process.env[name] ?? fallback);
 const TOTAL = env('THALWEG_BENCH_ROWS', 500_000);
@@ -48,7 +49,11 @@ for (let f = 0; f < FILES; f++) {
 }
 
 // one catalog client and S3 client for every round, as pyiceberg keeps its catalog
-const source = icebergSource();
+const stores = testStores();
+const source = {
+  catalog: new RestCatalog({ uri: stores.catalogUri }),
+  files: s3FileStore(stores.s3),
+};
 async function ours(): Promise<{ records: number; seconds: number }> {
   const began = performance.now();
   const scan = await scanWindow(source, {

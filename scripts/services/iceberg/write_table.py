@@ -18,6 +18,11 @@ an int or long column's generator is {"from": A, "every": K, "modulo": M}
 (row i holds (A + i // K) % M; every defaults to 1, no modulo when absent)
 and a string column's is {"template": "value-{i}"}.
 
+With "delete": "EXPR" (a pyiceberg filter expression) and no rows, the
+table's rows matching EXPR are deleted instead (copy-on-write: the files
+holding them are rewritten, the old ones recorded as DELETED in a new
+snapshot).
+
 Types: boolean, int, long, float, double, string, date ("2024-01-31"),
 timestamp and timestamptz (ISO 8601, microseconds), binary (base64).
 The namespace and the table are created when missing (an existing table
@@ -124,6 +129,11 @@ def main():
     namespace = spec["namespace"]
     namespace = tuple(namespace) if isinstance(namespace, list) else (namespace,)
     identifier = (*namespace, spec["table"])
+    if "delete" in spec:
+        cat = catalog.load()
+        table = cat.load_table(identifier)
+        table.delete(spec["delete"])
+        return report(cat, identifier)
     if "generate" in spec:
         data = generated_table(spec["schema"], spec["generate"])
     else:
@@ -137,6 +147,11 @@ def main():
         properties={"write.parquet.compression-codec": "zstd"},
     )
     table.append(data)
+    return report(cat, identifier)
+
+
+def report(cat, identifier):
+    """Prints the one JSON line: the table, its metadata, its current snapshot and data files."""
     table = cat.load_table(identifier)
     snapshot = table.current_snapshot()
     print(json.dumps({

@@ -1,11 +1,11 @@
 // The test side of the Iceberg integration tests and the bench: pyiceberg
 // writes tables and reads them back (scripts/services/iceberg/*.py), and
-// our reader is pointed at the same catalog and S3.
+// our reader is pointed at the same catalog and S3. It imports nothing of
+// this package: the tests use its sources, the bench its build.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { iceberg, icebergScript, s3Endpoint } from '@thalweg/test-services';
-import { RestCatalog, type IcebergSource } from '@thalweg/iceberg';
-import { s3FileStore } from '@thalweg/iceberg/s3';
+import type { S3ClientConfig } from '@aws-sdk/client-s3';
 
 const run = promisify(execFile);
 
@@ -59,16 +59,16 @@ export async function readTable(
   return out === '' ? [] : out.split('\n').map((line) => JSON.parse(line) as unknown);
 }
 
-/** Our reader on the test catalog and S3. */
-export function icebergSource(): IcebergSource {
+/** Where our reader finds the test catalog and S3 (path-style, as moto serves it). */
+export function testStores(): { catalogUri: string; s3: S3ClientConfig } {
   const s3 = s3Endpoint();
   return {
-    catalog: new RestCatalog({ uri: iceberg().url }),
-    files: s3FileStore({
+    catalogUri: iceberg().url,
+    s3: {
       endpoint: s3.endpoint,
       region: s3.region,
       forcePathStyle: true,
       credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
-    }),
+    },
   };
 }
