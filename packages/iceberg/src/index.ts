@@ -20,6 +20,7 @@ export { fileStoreByScheme, localFileStore, type FileStore } from './file-store.
 export { readAvroContainer, type AvroHeader } from './avro-container.js';
 export { compileSchema, type AvroDecoder, type AvroValue } from './avro-schema.js';
 export { AvroCursor } from './avro-binary.js';
+export { ManifestCache } from './manifest-cache.js';
 export { readManifest, readManifestList, type DataFile, type ManifestFile } from './manifest.js';
 export { decodeIntegerBound, mayOverlap } from './bounds.js';
 export { readParquetBatches } from './parquet-data.js';

@@ -2,7 +2,8 @@ import type { RecordBatch } from 'apache-arrow';
 import { decodeIntegerBound, mayOverlap } from './bounds.js';
 import { IcebergError, invalidArgument } from './errors.js';
 import type { FileStore } from './file-store.js';
-import { readManifest, readManifestList, type DataFile } from './manifest.js';
+import { readManifest, readManifestList, type DataFile, type ManifestFile } from './manifest.js';
+import type { ManifestCache } from './manifest-cache.js';
 import { readParquetBatches } from './parquet-data.js';
 import { mergeRuns, windowRuns, type WindowRun } from './window-runs.js';
 import type { LoadedTable, RestCatalog } from './rest-catalog.js';
@@ -17,6 +18,8 @@ import {
 export interface IcebergSource {
   readonly catalog: RestCatalog;
   readonly files: FileStore;
+  /** Keeps decoded manifests across scans (they never change); none by default. */
+  readonly manifests?: ManifestCache;
 }
 
 /** One offset window of one partition of a raw table. */
@@ -113,7 +116,7 @@ async function mapLimited<T, R>(
  * row of the window.
  */
 export async function planWindow(
-  files: FileStore,
+  source: Pick<IcebergSource, 'files' | 'manifests'>,
   loaded: LoadedTable,
   request: WindowRequest,
 ): Promise<WindowScan> {
@@ -131,14 +134,16 @@ export async function planWindow(
       ? undefined
       : [...new Set([request.columns.partition, request.columns.offset, ...request.select])];
 
-  const manifests = readManifestList(
-    await files.read(snapshot.manifestList),
-    snapshot.manifestList,
-  );
+  const { files, manifests: cache } = source;
+  const loadList = async (): Promise<ManifestFile[]> =>
+    readManifestList(await files.read(snapshot.manifestList), snapshot.manifestList);
+  const manifests = await (cache?.manifestList(snapshot.manifestList, loadList) ?? loadList());
   const live = (
-    await mapLimited(manifests, FETCH_CONCURRENCY, async (m) =>
-      readManifest(await files.read(m.path), m.path, m.sequenceNumber),
-    )
+    await mapLimited(manifests, FETCH_CONCURRENCY, (m) => {
+      const load = async (): Promise<DataFile[]> =>
+        readManifest(await files.read(m.path), m.path, m.sequenceNumber);
+      return cache?.manifest(m.path, m.sequenceNumber, load) ?? load();
+    })
   ).flat();
   const bound = (
     map: ReadonlyMap<number, Uint8Array>,
@@ -198,5 +203,5 @@ export async function scanWindow(
   request: WindowRequest,
 ): Promise<WindowScan> {
   const loaded = await source.catalog.loadTable(request.namespace, request.table);
-  return planWindow(source.files, loaded, request);
+  return planWindow(source, loaded, request);
 }
