@@ -10,6 +10,8 @@ import * as core from '@thalweg/connector-core';
 import * as contracts from '@thalweg/contracts';
 import * as coordination from '@thalweg/coordination';
 import * as flight from '@thalweg/flight';
+import * as iceberg from '@thalweg/iceberg';
+import * as icebergS3 from '@thalweg/iceberg/s3';
 import * as otel from '@thalweg/otel';
 import * as offsets from '@thalweg/offset-store';
 import * as leveldb from '@thalweg/offset-store/leveldb';
@@ -35,6 +37,8 @@ const entries: Record<string, object> = {
   contracts,
   coordination,
   flight,
+  iceberg,
+  icebergS3,
   offsets,
   leveldb,
   postgres,

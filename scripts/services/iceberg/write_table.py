@@ -12,6 +12,17 @@ The spec is one JSON object:
                 {"name": "name", "type": "string"}],
      "rows": [{"id": 1, "name": "a"}, ...]}
 
+Instead of "rows", "generate" makes many rows without a huge spec (a bench
+writes 500,000 this way): {"count": N, "columns": {NAME: GENERATOR}}, where
+an int or long column's generator is {"from": A, "every": K, "modulo": M}
+(row i holds (A + i // K) % M; every defaults to 1, no modulo when absent)
+and a string column's is {"template": "value-{i}"}.
+
+With "delete": "EXPR" (a pyiceberg filter expression) and no rows, the
+table's rows matching EXPR are deleted instead (copy-on-write: the files
+holding them are rewritten, the old ones recorded as DELETED in a new
+snapshot).
+
 Types: boolean, int, long, float, double, string, date ("2024-01-31"),
 timestamp and timestamptz (ISO 8601, microseconds), binary (base64).
 The namespace and the table are created when missing (an existing table
@@ -75,6 +86,32 @@ def arrow_table(columns, rows):
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
 
 
+def generated_table(columns, generate):
+    """The rows of a "generate" spec, built column by column with pyarrow.compute."""
+    import pyarrow.compute as pc
+
+    count = generate["count"]
+    index = pa.array(range(count), type=pa.int64())
+    fields, arrays = [], []
+    for column in columns:
+        name, kind = column["name"], column["type"]
+        rule = generate["columns"].get(name)
+        if rule is None:
+            sys.exit(f"column {name}: no generator in 'generate'")
+        if kind in ("int", "long"):
+            values = pc.add(pc.divide(index, rule.get("every", 1)), rule.get("from", 0))
+            if "modulo" in rule:
+                values = pc.subtract(values, pc.multiply(pc.divide(values, rule["modulo"]), rule["modulo"]))
+            array = values.cast(ARROW_TYPES[kind])
+        elif kind == "string" and "template" in rule:
+            array = pa.array([rule["template"].format(i=i) for i in range(count)], type=pa.string())
+        else:
+            sys.exit(f"column {name}: no generator for type {kind!r}")
+        fields.append(pa.field(name, ARROW_TYPES[kind], nullable=not column.get("required", False)))
+        arrays.append(array)
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+
 def data_files(table, io_fs):
     """The snapshot's data files, each with the codec its Parquet footer names."""
     files = []
@@ -92,7 +129,15 @@ def main():
     namespace = spec["namespace"]
     namespace = tuple(namespace) if isinstance(namespace, list) else (namespace,)
     identifier = (*namespace, spec["table"])
-    data = arrow_table(spec["schema"], spec["rows"])
+    if "delete" in spec:
+        cat = catalog.load()
+        table = cat.load_table(identifier)
+        table.delete(spec["delete"])
+        return report(cat, identifier)
+    if "generate" in spec:
+        data = generated_table(spec["schema"], spec["generate"])
+    else:
+        data = arrow_table(spec["schema"], spec["rows"])
 
     cat = catalog.load()
     cat.create_namespace_if_not_exists(namespace)
@@ -102,6 +147,11 @@ def main():
         properties={"write.parquet.compression-codec": "zstd"},
     )
     table.append(data)
+    return report(cat, identifier)
+
+
+def report(cat, identifier):
+    """Prints the one JSON line: the table, its metadata, its current snapshot and data files."""
     table = cat.load_table(identifier)
     snapshot = table.current_snapshot()
     print(json.dumps({

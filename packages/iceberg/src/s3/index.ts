@@ -1,0 +1,1 @@
+export { s3FileStore } from './s3-file-store.js';
