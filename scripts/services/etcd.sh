@@ -126,6 +126,27 @@ up() {
   t0="$(now)"
   ensure_installed
   mkdir -p "$ROOT"
+  # Data dirs made for other ports (an older default, another BASE) hold a
+  # cluster that would dial its old peers forever: test data only, so it
+  # starts afresh. Only when no member of it runs.
+  local made
+  made="$TOKEN $(initial_cluster)"
+  if [[ -f "$ROOT/cluster" && "$(cat "$ROOT/cluster")" != "$made" ]]; then
+    for n in "${MEMBERS[@]}"; do member_pid "$n" >/dev/null && die "member $n runs, on other ports than these; run down first"; done
+    log "the data dirs were made for another cluster ($(cat "$ROOT/cluster")); starting afresh"
+    for n in "${MEMBERS[@]}"; do rm -rf "$(data_dir "$n")"; done
+  fi
+  if [[ ! -f "$ROOT/cluster" || "$(cat "$ROOT/cluster")" != "$made" ]]; then
+    local dirs=0
+    for n in "${MEMBERS[@]}"; do [[ -d "$(data_dir "$n")/member" ]] && dirs=$((dirs + 1)); done
+    # Data dirs older than this marker: their ports are unknown, so they go too.
+    if ((dirs > 0)) && [[ ! -f "$ROOT/cluster" ]]; then
+      for n in "${MEMBERS[@]}"; do member_pid "$n" >/dev/null && die "member $n runs without a cluster marker; run down first"; done
+      log "data dirs without a cluster marker; starting afresh"
+      for n in "${MEMBERS[@]}"; do rm -rf "$(data_dir "$n")"; done
+    fi
+    echo "$made" >"$ROOT/cluster"
+  fi
   for n in "${MEMBERS[@]}"; do start_member "$n"; done
   local deadline=$(($(date +%s) + TIMEOUT))
   until healthy; do
