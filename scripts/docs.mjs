@@ -5,6 +5,7 @@
 // reads the TypeScript sources (the `@thalweg/source` condition), so it needs
 // no build first. Any typedoc warning fails the run: a broken {@link} or an
 // exported type that the reference cannot reach is a doc that has rotted.
+import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync, mkdirSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -48,7 +49,13 @@ writeFileSync(
   }),
 );
 
+// Source links are made from the `origin` remote; a checkout without one
+// (a fresh `git init`, an unpacked tarball) gets a reference without them
+// rather than a warning that fails the run.
+const hasOrigin = spawnSync('git', ['remote', 'get-url', 'origin'], { cwd: root }).status === 0;
+
 const app = await Application.bootstrapWithPlugins({
+  ...(hasOrigin ? {} : { disableSources: true }),
   entryPoints,
   entryPointStrategy: 'resolve',
   tsconfig,
