@@ -39,10 +39,6 @@ const MAX_WRITES_IN_FLIGHT = 4;
 /** Hash -> the record (or records, in offset order) of one piece carrying it. */
 type Groups = Map<string, SourceRecord | SourceRecord[]>;
 
-/** The records of one group, in offset order (a lone record is kept bare: most hashes have one). */
-const members = (g: SourceRecord | SourceRecord[] | undefined): readonly SourceRecord[] =>
-  g === undefined ? [] : Array.isArray(g) ? g : [g];
-
 /**
  * Which record the set names as a hash's first occurrence: its partition and
  * offset, which identify it inside its stream (the set is per stream). Its
@@ -162,7 +158,10 @@ export class ContentDedup {
     batch: SourceBatch,
     prior: Promise<unknown>,
   ): Promise<SourceBatch> {
-    const groups = this.groups(s, batch, await this.hashing.hash(s.config.key, batch.records));
+    const keys = await this.hashing.hash(s.config.key, batch.records);
+    const groups = this.groups(batch, keys);
+    const unhashable = keys.reduce((n, k) => (k === null ? n + 1 : n), 0);
+    s.unhashable += unhashable;
     const hashes = [...groups.keys()];
     const epoch = s.unconfirmed.lookupIssued();
     // Issued before waiting for the pieces ahead: their decisions and this lookup overlap.
@@ -177,7 +176,7 @@ export class ContentDedup {
       await prior;
       const answer = await lookup;
       if (hashes.length === 0) return batch;
-      const checked = hashes.reduce((n, h) => n + members(groups.get(h)).length, 0);
+      const checked = batch.records.length - unhashable;
       if ('failed' in answer) {
         s.skipped += checked;
         this.log(
@@ -189,14 +188,27 @@ export class ContentDedup {
       s.checked += checked;
       const drop = new Set<SourceRecord>();
       const fresh = new Map<string, string>();
+      const at = batch.span.partition;
       hashes.forEach((hash, i) => {
-        const group = members(groups.get(hash));
-        const at = batch.span.partition;
+        const group = groups.get(hash);
+        if (group === undefined) return;
         const first = answer.seen[i] ?? s.unconfirmed.firstId(hash, epoch);
         // Kept: the first occurrence itself (its replay), or, for a new hash, the
         // earliest record of the batch, which becomes the first occurrence.
-        const keep = first === null ? group[0] : group.find((r) => place(r, at) === first);
+        const earliest = Array.isArray(group) ? group[0] : group;
+        const keep =
+          first === null
+            ? earliest
+            : Array.isArray(group)
+              ? group.find((r) => place(r, at) === first)
+              : place(group, at) === first
+                ? group
+                : undefined;
         if (first === null && keep !== undefined) fresh.set(hash, place(keep, at));
+        if (!Array.isArray(group)) {
+          if (group !== keep) drop.add(group);
+          return;
+        }
         for (const r of group) if (r !== keep) drop.add(r);
       });
       if (fresh.size > 0) await this.remember(s, batch.span.topic, fresh);
@@ -208,15 +220,12 @@ export class ContentDedup {
     }
   }
 
-  /** The batch's records grouped by their hash (`hashes[i]` is record i's; unhashable ones are counted and pass). */
-  private groups(s: Stream, batch: SourceBatch, hashes: readonly (string | null)[]): Groups {
+  /** The batch's records grouped by their hash (`hashes[i]` is record i's; unhashable ones pass). */
+  private groups(batch: SourceBatch, hashes: readonly (string | null)[]): Groups {
     const groups: Groups = new Map();
     for (const [i, record] of batch.records.entries()) {
       const hash = hashes[i] ?? null;
-      if (hash === null) {
-        s.unhashable += 1;
-        continue;
-      }
+      if (hash === null) continue;
       const group = groups.get(hash);
       if (group === undefined) groups.set(hash, record);
       else if (Array.isArray(group)) group.push(record);
