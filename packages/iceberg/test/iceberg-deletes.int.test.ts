@@ -1,22 +1,11 @@
 import type { RecordBatch } from 'apache-arrow';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { uniqueIdentifier } from '@thalweg/test-services';
-import { scanWindow, type WindowRequest, RestCatalog, type IcebergSource } from '../src/index.js';
-import { s3FileStore } from '../src/s3/index.js';
-import {
-  RAW_SCHEMA,
-  testStores,
-  readTable,
-  writeTable,
-  type Written,
-} from './support/iceberg-peers.js';
+import { scanWindow, type WindowRequest } from '../src/index.js';
+import { RAW_SCHEMA, readTable, writeTable, type Written } from './support/iceberg-peers.js';
+import { icebergSource } from './support/test-source.js';
 
 const NAMESPACE = 'thalweg_read';
-
-function icebergSource(): IcebergSource {
-  const stores = testStores();
-  return { catalog: new RestCatalog({ uri: stores.catalogUri }), files: s3FileStore(stores.s3) };
-}
 
 async function offsets(request: WindowRequest): Promise<{ offsets: number[]; snapshot: bigint }> {
   const scan = await scanWindow(icebergSource(), request);
