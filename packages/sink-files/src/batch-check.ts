@@ -1,72 +1,27 @@
 import {
-  InvalidInputError,
-  checkOffset,
   formatSpan,
-  offsetSpan,
   type Confirm,
   type OffsetSpan,
   type SourceBatch,
-  type SourceRecord,
 } from '@thalweg/connector-core';
-import { RawSinkError, reasonOf } from './errors.js';
-import { headersProblem } from './headers-codec.js';
+import { sourceBatchProblem, spanProblem } from '@thalweg/stream-arrow';
+import { RawSinkError } from './errors.js';
 
 /**
- * Checks a source batch before anything of it is queued or written: a valid
- * span, and records whose offsets lie inside it in strictly ascending order,
- * each with the types raw stores losslessly. The first problem is reported
- * with the offset (or the record index, when the offset itself is bad), so
- * the batch can be quarantined or the source fixed; nothing is written.
+ * Checks a source batch before anything of it is queued or written (see
+ * stream-arrow's `sourceBatchProblem`). The first problem is reported with
+ * the offset (or the record index, when the offset itself is bad), so the
+ * batch can be quarantined or the source fixed; nothing is written.
  */
 export function checkSourceBatch(batch: SourceBatch): OffsetSpan {
-  const span = checkSpan(batch.span, 'batch.span');
-  const records: readonly SourceRecord[] = batch.records;
-  if (!isArray(records)) {
-    throw new RawSinkError('TWG_RAW_BATCH_INVALID', 'must be an array', {
-      field: 'batch.records',
+  const problem = sourceBatchProblem(batch);
+  if (problem !== null) {
+    throw new RawSinkError('TWG_RAW_BATCH_INVALID', problem.reason, {
+      field: problem.field,
+      ...(problem.offset === undefined ? {} : { offset: problem.offset }),
     });
   }
-  let previous = -1;
-  records.forEach((record, i) => {
-    const at = `batch.records[${i}]`;
-    if (typeof record !== 'object' || (record as SourceRecord | null) === null) {
-      throw new RawSinkError('TWG_RAW_BATCH_INVALID', 'must be a record object', { field: at });
-    }
-    let offset: number;
-    try {
-      offset = checkOffset(record.offset, `${at}.offset`);
-    } catch (cause) {
-      throw new RawSinkError('TWG_RAW_BATCH_INVALID', reasonOf(cause), { field: `${at}.offset` });
-    }
-    const bad = (field: string, reason: string) =>
-      new RawSinkError('TWG_RAW_BATCH_INVALID', reason, { field: `${at}.${field}`, offset });
-    if (offset < span.start || offset >= span.end) {
-      throw bad('offset', `lies outside the batch span ${formatSpan(span)}`);
-    }
-    if (offset <= previous) {
-      throw bad('offset', `does not ascend (the record before it has offset ${previous})`);
-    }
-    previous = offset;
-    if (record.key !== null && !(record.key instanceof Uint8Array)) {
-      throw bad('key', 'must be a Uint8Array or null');
-    }
-    if (!(record.value instanceof Uint8Array)) throw bad('value', 'must be a Uint8Array');
-    const tombstone: unknown = record.tombstone;
-    if (tombstone !== undefined && tombstone !== true) {
-      throw bad('tombstone', 'must be true or absent');
-    }
-    if (tombstone === true && record.value.byteLength !== 0) {
-      throw bad('value', 'must be empty on a tombstone (a record with no value)');
-    }
-    // Stored as int64 milliseconds: a fraction or a non-finite value would not
-    // come back as it was delivered, so it is refused rather than rounded.
-    if (!Number.isSafeInteger(record.timestamp)) {
-      throw bad('timestamp', `${String(record.timestamp)} is not an integer of milliseconds`);
-    }
-    const problem = headersProblem(record.headers);
-    if (problem !== null) throw bad('headers', problem);
-  });
-  return span;
+  return batch.span;
 }
 
 /**
@@ -112,17 +67,8 @@ export function checkSubmission(
 
 /** A span checked by connector-core, a refusal naming `field` and the bad part. */
 export function checkSpan(span: OffsetSpan, field: string): OffsetSpan {
-  try {
-    return offsetSpan(span.topic, span.partition, span.start, span.end);
-  } catch (cause) {
-    const inner = cause instanceof InvalidInputError ? `.${cause.field}` : '';
-    throw new RawSinkError('TWG_RAW_BATCH_INVALID', reasonOf(cause), {
-      field: `${field}${inner}`,
-    });
-  }
-}
-
-/** Array.isArray without its `any[]` narrowing: this only checks a caller's claim. */
-function isArray(value: unknown): boolean {
-  return Array.isArray(value);
+  const checked = spanProblem(span, field);
+  if ('reason' in checked)
+    throw new RawSinkError('TWG_RAW_BATCH_INVALID', checked.reason, { field: checked.field });
+  return checked;
 }

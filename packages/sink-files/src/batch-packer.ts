@@ -1,8 +1,8 @@
 import { RecordIdHasher, type SourceBatch, type SourceRecord } from '@thalweg/connector-core';
+import { NULL_LENGTH } from '@thalweg/stream-arrow';
 import { checkSourceBatch, checkSpan } from './batch-check.js';
 import type { BufferPool } from './buffer-pool.js';
 import { RawSinkError, reasonOf } from './errors.js';
-import { NULL_LENGTH } from './headers-codec.js';
 import { packLayout, type PackedBatch } from './packed-batch.js';
 
 /** Arrow's binary columns have i32 value offsets. */

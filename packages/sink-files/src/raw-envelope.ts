@@ -1,4 +1,5 @@
 import type { OffsetSpan, SourceBatch, SourceRecord } from '@thalweg/connector-core';
+import { readHeaders, type DecodedHeaders } from '@thalweg/stream-arrow';
 import {
   Binary,
   Field,
@@ -13,7 +14,6 @@ import {
 import { BatchPacker } from './batch-packer.js';
 import { BufferPool } from './buffer-pool.js';
 import { RawSinkError, reasonOf } from './errors.js';
-import { readHeaders, type DecodedHeaders } from './headers-codec.js';
 import { packLayout, type PackedBatch } from './packed-batch.js';
 
 /**

@@ -2,7 +2,7 @@ import { offsetSpan, type SourceHeader } from '@thalweg/connector-core';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { encodeRawBatch, RawRows } from '../src/index.js';
-import { NULL_LENGTH, readHeaders } from '../src/headers-codec.js';
+import { NULL_LENGTH, readHeaders } from '@thalweg/stream-arrow';
 import { CLUSTER, record } from './helpers.js';
 
 const u32 = (n: number) => {

@@ -43,3 +43,21 @@ export {
 } from './ipc-stream-decoder.js';
 export { recordRuns, type RecordRun, type RowPlans } from './record-runs.js';
 export { rowsToBatch } from './rows-to-batch.js';
+export {
+  NULL_LENGTH,
+  encodeHeaders,
+  headersProblem,
+  readHeaders,
+  type DecodedHeaders,
+} from './headers-codec.js';
+export { sourceBatchProblem, spanProblem, type SourceBatchProblem } from './source-batch-check.js';
+export {
+  RAW_TABLE_COLUMNS,
+  RAW_TABLE_FIELDS,
+  RAW_TABLE_SPAN_COLUMNS,
+  RawSpanTally,
+  rawBatchesOf,
+  rawTableBatch,
+  rawTableSchema,
+  type RawTableSpan,
+} from './raw-table-rows.js';

@@ -25,8 +25,10 @@ import type { SourceHeader, SourceHeaders } from '@thalweg/connector-core';
  * Names are UTF-8, so a name holding a lone surrogate (which UTF-8 cannot
  * represent) is refused rather than silently rewritten to U+FFFD.
  *
- * The encoder is the packer's (batch-packer.ts), which writes each record's
- * headers straight into the batch it packs.
+ * Raw segments encode with their packer (sink-files batch-packer.ts), which
+ * writes each record's headers straight into the batch it packs; a raw held
+ * as table rows (raw-table-rows.ts) encodes one record at a time with
+ * `encodeHeaders`.
  */
 export const NULL_LENGTH = 0xffffffff;
 
@@ -51,6 +53,43 @@ export function headersProblem(headers: unknown): string | null {
     }
   }
   return null;
+}
+
+const utf8 = new TextEncoder();
+
+/**
+ * One record's headers (and tombstone mark) in this encoding. Check them
+ * with `headersProblem` first: this throws a plain Error on input it cannot
+ * encode, and the caller names the record.
+ */
+export function encodeHeaders(headers: SourceHeaders, tombstone: boolean): Uint8Array {
+  if (headers.length === 0 && !tombstone) return new Uint8Array(0);
+  const problem = headersProblem(headers);
+  if (problem !== null) throw new Error(problem);
+  const names = headers.map(([name]) => utf8.encode(name));
+  let bytes = tombstone ? 4 : 0;
+  for (const [i, [, value]] of headers.entries())
+    bytes += 8 + (names[i]?.byteLength ?? 0) + (value?.byteLength ?? 0);
+  const out = new Uint8Array(bytes);
+  const view = new DataView(out.buffer);
+  let pos = 0;
+  if (tombstone) {
+    view.setUint32(0, NULL_LENGTH);
+    pos = 4;
+  }
+  for (const [i, [, value]] of headers.entries()) {
+    const name = names[i] ?? new Uint8Array(0);
+    view.setUint32(pos, name.byteLength);
+    out.set(name, pos + 4);
+    pos += 4 + name.byteLength;
+    view.setUint32(pos, value === null ? NULL_LENGTH : value.byteLength);
+    pos += 4;
+    if (value !== null) {
+      out.set(value, pos);
+      pos += value.byteLength;
+    }
+  }
+  return out;
 }
 
 export interface DecodedHeaders {
