@@ -61,3 +61,4 @@ export {
   rawTableSchema,
   type RawTableSpan,
 } from './raw-table-rows.js';
+export { OffsetRuns } from './offset-runs.js';

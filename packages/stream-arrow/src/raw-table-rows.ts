@@ -16,6 +16,7 @@ import {
 } from 'apache-arrow';
 import { ArrowBatchError } from './errors.js';
 import { encodeHeaders, readHeaders } from './headers-codec.js';
+import { OffsetRuns } from './offset-runs.js';
 import { sourceBatchProblem } from './source-batch-check.js';
 
 /**
@@ -238,7 +239,9 @@ function spanColumns(batch: RecordBatch, where: string): Vector[] {
 
 interface Tallied {
   readonly span: RawTableSpan;
-  readonly offsets: Set<number>;
+  readonly offsets: OffsetRuns;
+  /** A marker row of a span of no records was seen. */
+  marker: boolean;
 }
 
 /**
@@ -255,15 +258,18 @@ export class RawSpanTally {
     const cols = spanColumns(batch, where);
     for (let row = 0; row < batch.numRows; row++) {
       const { span, offset } = rowSpan(cols, row, where);
-      this.tallied(span).offsets.add(offset ?? -1);
+      const t = this.tallied(span);
+      if (offset === null) t.marker = true;
+      else t.offsets.add(offset);
     }
   }
 
   /** Adds what another tally saw (another file's rows). */
   merge(other: RawSpanTally): void {
     for (const t of other.spans.values()) {
-      const mine = this.tallied(t.span).offsets;
-      for (const o of t.offsets) mine.add(o);
+      const mine = this.tallied(t.span);
+      mine.offsets.addAll(t.offsets);
+      mine.marker ||= t.marker;
     }
   }
 
@@ -294,7 +300,7 @@ export class RawSpanTally {
     const key = spanKey(span.topic, span.partition, span.start, span.end, span.records);
     let t = this.spans.get(key);
     if (t === undefined) {
-      t = { span, offsets: new Set() };
+      t = { span, offsets: new OffsetRuns(), marker: false };
       this.spans.set(key, t);
     }
     return t;
@@ -302,7 +308,7 @@ export class RawSpanTally {
 }
 
 const seenAll = (t: Tallied): boolean =>
-  t.span.records === 0 ? t.offsets.size > 0 : t.offsets.size === t.span.records;
+  t.span.records === 0 ? t.marker : t.offsets.count === t.span.records;
 
 /**
  * The source batches whole in `batches` (raw table rows, any order, maybe
