@@ -26,9 +26,11 @@ export { decodeIntegerBound, mayOverlap } from './bounds.js';
 export { readParquetBatches } from './parquet-data.js';
 export { mergeRuns, windowRuns, type WindowRun } from './window-runs.js';
 export {
+  liveDataFiles,
   planWindow,
   scanWindow,
   type IcebergSource,
   type WindowRequest,
   type WindowScan,
 } from './window-scan.js';
+export { IcebergRaw, type IcebergRawOptions, type RawVisibility } from './raw/iceberg-raw.js';

@@ -90,7 +90,7 @@ function bigintArg(name: string, v: number | bigint): bigint {
 }
 
 /** Runs `fn` over `items` with at most `limit` in flight, results in input order. */
-async function mapLimited<T, R>(
+export async function mapLimited<T, R>(
   items: readonly T[],
   limit: number,
   fn: (t: T) => Promise<R>,
@@ -105,6 +105,32 @@ async function mapLimited<T, R>(
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
   return out;
+}
+
+/**
+ * The live data files of `snapshot`: its manifest list, then each data
+ * manifest (a delete manifest with a live entry is refused by
+ * readManifest), older commits first (stable within one), so a row written
+ * twice comes in commit order.
+ */
+export async function liveDataFiles(
+  source: Pick<IcebergSource, 'files' | 'manifests'>,
+  snapshot: Snapshot,
+): Promise<DataFile[]> {
+  const { files, manifests: cache } = source;
+  const loadList = async (): Promise<ManifestFile[]> =>
+    readManifestList(await files.read(snapshot.manifestList), snapshot.manifestList);
+  const manifests = await (cache?.manifestList(snapshot.manifestList, loadList) ?? loadList());
+  const live = (
+    await mapLimited(manifests, FETCH_CONCURRENCY, (m) => {
+      const load = async (): Promise<DataFile[]> =>
+        readManifest(await files.read(m.path), m.path, m.sequenceNumber);
+      return cache?.manifest(m.path, m.sequenceNumber, load) ?? load();
+    })
+  ).flat();
+  return live.sort((a, b) =>
+    a.sequenceNumber < b.sequenceNumber ? -1 : a.sequenceNumber > b.sequenceNumber ? 1 : 0,
+  );
 }
 
 /**
@@ -134,17 +160,8 @@ export async function planWindow(
       ? undefined
       : [...new Set([request.columns.partition, request.columns.offset, ...request.select])];
 
-  const { files, manifests: cache } = source;
-  const loadList = async (): Promise<ManifestFile[]> =>
-    readManifestList(await files.read(snapshot.manifestList), snapshot.manifestList);
-  const manifests = await (cache?.manifestList(snapshot.manifestList, loadList) ?? loadList());
-  const live = (
-    await mapLimited(manifests, FETCH_CONCURRENCY, (m) => {
-      const load = async (): Promise<DataFile[]> =>
-        readManifest(await files.read(m.path), m.path, m.sequenceNumber);
-      return cache?.manifest(m.path, m.sequenceNumber, load) ?? load();
-    })
-  ).flat();
+  const { files } = source;
+  const live = await liveDataFiles(source, snapshot);
   const bound = (
     map: ReadonlyMap<number, Uint8Array>,
     f: IcebergField & { type: 'int' | 'long' },
@@ -155,10 +172,6 @@ export async function planWindow(
       ? undefined
       : decodeIntegerBound(b, f.type, `${path} (bound of ${f.name})`);
   };
-  // older commits first (stable within one): a twice-written offset comes in commit order
-  live.sort((a, b) =>
-    a.sequenceNumber < b.sequenceNumber ? -1 : a.sequenceNumber > b.sequenceNumber ? 1 : 0,
-  );
   const kept = live.filter(
     (d) =>
       d.recordCount > 0 &&

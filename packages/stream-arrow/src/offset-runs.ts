@@ -16,13 +16,13 @@ export class OffsetRuns {
   }
 
   add(offset: number): void {
-    this.addRun(offset, offset + 1);
+    this.addRange(offset, offset + 1);
   }
 
   /** Adds every offset of another set. */
   addAll(other: OffsetRuns): void {
     for (let i = 0; i < other.starts.length; i++)
-      this.addRun(other.starts[i] as number, other.ends[i] as number);
+      this.addRange(other.starts[i] as number, other.ends[i] as number);
   }
 
   /** The runs, ascending. */
@@ -30,7 +30,9 @@ export class OffsetRuns {
     return this.starts.map((s, i) => [s, this.ends[i] as number]);
   }
 
-  private addRun(start: number, end: number): void {
+  /** Adds every offset of [start, end). */
+  addRange(start: number, end: number): void {
+    if (end <= start) return;
     const n = this.starts.length;
     const lastEnd = n === 0 ? -1 : (this.ends[n - 1] as number);
     if (n === 0 || start > lastEnd) {

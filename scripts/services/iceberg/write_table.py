@@ -12,6 +12,10 @@ The spec is one JSON object:
                 {"name": "name", "type": "string"}],
      "rows": [{"id": 1, "name": "a"}, ...]}
 
+Instead of "rows", "ipc": [PATH, ...] appends the rows of Arrow IPC stream
+files (what a writer such as the fake Zerobus server was sent), all in one
+snapshot, with their own schema (no "schema" then).
+
 Instead of "rows", "generate" makes many rows without a huge spec (a bench
 writes 500,000 this way): {"count": N, "columns": {NAME: GENERATOR}}, where
 an int or long column's generator is {"from": A, "every": K, "modulo": M}
@@ -86,6 +90,17 @@ def arrow_table(columns, rows):
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
 
 
+def ipc_table(paths):
+    """The rows of Arrow IPC stream files, one table (their schemas must agree)."""
+    tables = []
+    for path in paths:
+        with pa.OSFile(path, "rb") as f:
+            tables.append(pa.ipc.open_stream(f).read_all())
+    if not tables:
+        sys.exit("'ipc' names no file")
+    return pa.concat_tables(tables)
+
+
 def generated_table(columns, generate):
     """The rows of a "generate" spec, built column by column with pyarrow.compute."""
     import pyarrow.compute as pc
@@ -134,7 +149,9 @@ def main():
         table = cat.load_table(identifier)
         table.delete(spec["delete"])
         return report(cat, identifier)
-    if "generate" in spec:
+    if "ipc" in spec:
+        data = ipc_table(spec["ipc"])
+    elif "generate" in spec:
         data = generated_table(spec["schema"], spec["generate"])
     else:
         data = arrow_table(spec["schema"], spec["rows"])
