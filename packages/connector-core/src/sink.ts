@@ -8,9 +8,16 @@ import type { SinkId } from './sink-id.js';
 /**
  * Whether raw can be read back by offset window, which recovery needs. A
  * write-only sink may say why (`reason`), and the primary-raw refusal quotes it.
+ *
+ * A readable raw whose reads trail its acknowledgements (a lakehouse table
+ * whose metadata is generated after each commit) says by how much at most:
+ * `visibleWithinMs`. What it acknowledged and does not show yet is then a
+ * hole only once it stayed unseen that long. Absent: a raw shows what it
+ * acknowledged at once (segments on local disk).
  */
 export type RecoveryAccess =
-  { readonly kind: 'readable' } | { readonly kind: 'write-only'; readonly reason?: string };
+  | { readonly kind: 'readable'; readonly visibleWithinMs?: number }
+  | { readonly kind: 'write-only'; readonly reason?: string };
 
 /** The static facts about a sink that topology validation decides on. */
 export interface SinkDescriptor<D extends Durability = Durability> {
@@ -23,7 +30,7 @@ export interface SinkDescriptor<D extends Durability = Durability> {
 
 /** A descriptor that satisfies the primary-raw role at the type level. */
 export type PrimaryRawDescriptor = SinkDescriptor<DurableGuarantee> & {
-  readonly recovery: { readonly kind: 'readable' };
+  readonly recovery: { readonly kind: 'readable'; readonly visibleWithinMs?: number };
 };
 
 /**
@@ -78,6 +85,14 @@ export interface ReplayableSink<B> extends Sink<'primary-raw', B> {
    * raw's coverage short. Recovery plans against it.
    */
   held(): Promise<readonly HeldPartition[]>;
+  /**
+   * Checks, now, that raw may still be read back, and throws (fatal-config,
+   * naming why) when it may not: a lakehouse raw describes its table again,
+   * since a property flipped under a running pipeline can remove its read
+   * path. Recovery calls it before every pass. A raw with nothing to check
+   * (segments on local disk) has none.
+   */
+  verifyReadable?(): Promise<void>;
 }
 
 /** The spans of one partition a replayable sink durably holds. */

@@ -199,7 +199,7 @@ async function openParts(
       log: (line) => userLog(`thalweg recovery: ${line}`),
       dedup,
     });
-    const holes = new RawHoleGuard(raw.descriptor, raw, coverage);
+    const holes = new RawHoleGuard(raw.descriptor, raw, coverage, { clock, scheduler });
     if (config.recovery.role !== 'recovery') {
       const at = { sourceName, coverage, gating, holes, reach, raw, debug };
       await positionSource(source, at, governor.throttle, log);

@@ -1,11 +1,23 @@
 import {
   partitionKey,
+  type Clock,
   type HeldPartition,
-  type SinkId,
+  type Scheduler,
+  type SinkDescriptor,
   type SourcePartition,
 } from '@thalweg/connector-core';
 import { RangeSet, type CoverageStore, type CoveredRange } from '@thalweg/offset-store';
 import { PipelineError } from './errors.js';
+import { pause } from './recovery/pause.js';
+
+/** How the guard waits for a raw whose reads trail its acknowledgements. */
+export interface VisibilityWait {
+  readonly clock: Clock;
+  readonly scheduler: Scheduler;
+}
+
+/** Looks again this often, at most, while raw's reads catch up with what it acknowledged. */
+const VISIBILITY_POLL_MS = 1000;
 
 /**
  * Refuses to ingest a partition over a hole in raw that the source will
@@ -22,15 +34,19 @@ import { PipelineError } from './errors.js';
  * group offset), before that batch reaches raw. The recorded coverage is read
  * before raw's `held()`: raw's coverage is recorded only after raw's durable
  * ack, so whatever the store recorded, raw held by then, and only a real
- * hole shows.
+ * hole shows. A raw whose reads trail its acknowledgements (a lakehouse
+ * table, `recovery.visibleWithinMs`) may not show yet what it acknowledged:
+ * the guard looks again until it does, and it is a hole only once it stayed
+ * unseen that long.
  */
 export class RawHoleGuard {
   private readonly checked = new Set<string>();
 
   constructor(
-    private readonly raw: { readonly id: SinkId },
+    private readonly raw: Pick<SinkDescriptor, 'id' | 'recovery'>,
     private readonly held: { held(): Promise<readonly HeldPartition[]> },
     private readonly coverage: Pick<CoverageStore, 'covered'>,
+    private readonly wait?: VisibilityWait,
   ) {}
 
   /** Whether `partition` still needs its check (cheap: the ingest loop asks per batch). */
@@ -45,18 +61,40 @@ export class RawHoleGuard {
    */
   async check(partition: SourcePartition, position: number): Promise<void> {
     const key = partitionKey(partition);
-    const holes = await this.holesBelow(partition, position);
+    const holes = await this.unseenFor(partition, position);
     if (holes.length > 0) {
       const ranges = holes.map((h) => `[${h.start}, ${h.end})`).join(', ');
+      const within =
+        this.raw.recovery.kind === 'readable' ? this.raw.recovery.visibleWithinMs : undefined;
+      const waited = within === undefined ? '' : ` (still unseen after ${within} ms)`;
       throw new PipelineError(
         'TWG_PIPELINE_RAW_HOLE',
-        `raw ${this.raw.id} no longer holds ${partition.topic}/${partition.partition} ${ranges}, ` +
+        `raw ${this.raw.id} no longer holds ${partition.topic}/${partition.partition} ${ranges}${waited}, ` +
           `which its coverage records as written, and the source resumes at ${position}, past ` +
           'it: nothing would ever fill it. Rewind the source position to ' +
           `${holes[0]?.start} (README "When raw has a hole"), then start again`,
       );
     }
     this.checked.add(key);
+  }
+
+  /**
+   * The holes below `position`, looked for again while raw's reads may
+   * still trail what it acknowledged (`visibleWithinMs`): empty as soon as
+   * raw shows it all.
+   */
+  private async unseenFor(partition: SourcePartition, position: number): Promise<CoveredRange[]> {
+    const within =
+      this.raw.recovery.kind === 'readable' ? this.raw.recovery.visibleWithinMs : undefined;
+    let holes = await this.holesBelow(partition, position);
+    const wait = this.wait;
+    if (holes.length === 0 || within === undefined || wait === undefined) return holes;
+    const until = wait.clock.now() + within;
+    while (holes.length > 0 && wait.clock.now() < until) {
+      await pause(wait.scheduler, Math.min(VISIBILITY_POLL_MS, until - wait.clock.now()));
+      holes = await this.holesBelow(partition, position);
+    }
+    return holes;
   }
 
   /** Forgets a revoked partition: taken again, it is checked again. */

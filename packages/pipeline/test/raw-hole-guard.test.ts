@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { offsetSpan, sinkId, type HeldPartition } from '@thalweg/connector-core';
+import { ManualClock, offsetSpan, sinkId, type HeldPartition } from '@thalweg/connector-core';
 import { RangeSet } from '@thalweg/offset-store';
 import { RawHoleGuard } from '../src/raw-hole-guard.js';
 
@@ -12,11 +12,61 @@ function guard(held: [number, number][], recorded: [number, number][]) {
     { partition: p0, spans: held.map(([s, e]) => offsetSpan('t', 0, s, e)) },
   ];
   return new RawHoleGuard(
-    { id: raw },
+    { id: raw, recovery: { kind: 'readable' } },
     { held: async () => parts },
     { covered: async () => RangeSet.of(recorded.map(([start, end]) => ({ start, end }))) },
   );
 }
+
+/** Settles the guard's pending reads (each a few promise turns). */
+const turns = async (): Promise<void> => {
+  for (let i = 0; i < 20; i++) await Promise.resolve();
+};
+
+describe('RawHoleGuard over a raw whose reads trail its acknowledgements', () => {
+  const trailing = (visibleWithinMs: number, clock: ManualClock) => {
+    let held: [number, number][] = [[0, 100]];
+    const guard = new RawHoleGuard(
+      { id: raw, recovery: { kind: 'readable', visibleWithinMs } },
+      {
+        held: async () => [
+          { partition: p0, spans: held.map(([s, e]) => offsetSpan('t', 0, s, e)) },
+        ],
+      },
+      { covered: async () => RangeSet.of([{ start: 0, end: 300 }]) },
+      { clock, scheduler: clock },
+    );
+    return { guard, show: (spans: [number, number][]) => (held = spans) };
+  };
+
+  it('waits while what raw acknowledged is not readable yet, and passes once it shows', async () => {
+    const clock = new ManualClock();
+    const { guard, show } = trailing(60_000, clock);
+    let passed = false;
+    const checked = guard.check(p0, 300).then(() => (passed = true));
+    await turns();
+    await clock.elapse(5_000);
+    await turns();
+    expect(passed).toBe(false);
+    show([[0, 300]]);
+    await clock.elapse(1_000);
+    await checked;
+    expect(passed).toBe(true);
+    expect(guard.pending(p0)).toBe(false);
+  });
+
+  it('refuses once it stayed unseen for visibleWithinMs, saying it waited', async () => {
+    const clock = new ManualClock();
+    const { guard } = trailing(3_000, clock);
+    const checked = guard.check(p0, 300);
+    const failed = expect(checked).rejects.toThrow('t/0 [100, 300) (still unseen after 3000 ms)');
+    for (let i = 0; i < 4; i++) {
+      await turns();
+      await clock.elapse(1_000);
+    }
+    await failed;
+  });
+});
 
 describe('RawHoleGuard', () => {
   it('refuses a position past a range raw recorded and no longer holds, naming the range', async () => {

@@ -19,3 +19,5 @@ export * from './zerobus-stats.js';
 export * from './zerobus-part.js';
 // The row helpers of connector-core, so a part is declared from this package alone.
 export { fromJson, recordJson, RecordRefused } from '@thalweg/connector-core';
+export * from './zerobus-raw-sink.js';
+export * from './zerobus-raw-part.js';

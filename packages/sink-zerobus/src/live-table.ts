@@ -19,6 +19,8 @@ export interface LiveTableOptions {
    */
   readonly redescribeAfterMs?: number;
   readonly clock: Clock;
+  /** Sees every description read; throwing refuses the batch that caused it (a raw's preconditions). */
+  readonly onDescribed?: (table: TableDescription) => void;
 }
 
 /** A batch fitted to the table, and whether the table's columns changed since the last fit. */
@@ -62,7 +64,10 @@ export class LiveTable {
     if (this.known !== null && this.fits.has(shape) && !this.stale())
       return { batch: reconcileBatch(batch, this.known), changed: false };
     const first = this.known === null;
-    const fresh = (first ? await this.provision() : await this.describe()).columns;
+    const described = first ? await this.provision() : await this.describe();
+    // a refusal here (a raw's table property flipped) fails the batch, before it is sent
+    this.options.onDescribed?.(described);
+    const fresh = described.columns;
     this.describedAt = this.options.clock.now();
     const changed = !first && !sameColumns(this.known ?? [], fresh);
     if (first || changed) {

@@ -62,6 +62,12 @@ export interface ZerobusSinkDeps<L extends Lane> {
   readonly redescribeAfterMs?: number;
   /** The time `redescribeAfterMs` is measured on. Default: the monotonic clock. */
   readonly clock?: Clock;
+  /**
+   * With `catalog`: sees every description of the table the sink reads;
+   * throwing refuses the batch that made the sink read it. The primary-raw
+   * sink checks its preconditions here (zerobus-raw-sink.ts).
+   */
+  readonly onDescribed?: (table: TableDescription) => void;
   readonly factory: TransportFactory;
   /** Where durable confirmations go: coverage for a secondary, the source position for raw. */
   readonly confirm: ConfirmTarget<L>;
@@ -79,11 +85,11 @@ export interface ZerobusSinkDeps<L extends Lane> {
  * `submit` returns once a stream's transport accepted the batch; the
  * confirmation is applied by that stream's lane after the durable ack.
  *
- * Zerobus writes Delta; it is a secondary here. Holding the primary-raw role
- * needs recovery to read raw back through Iceberg, which does not exist yet,
- * so the descriptor says `write-only` (with that reason) and
- * `assertPrimaryRaw` refuses it. The table-property half of that role is
- * here already: `checkRawPreconditions()`.
+ * Zerobus writes Delta. This sink is a secondary: it writes the rows a
+ * derivation makes, which cannot be read back as raw, so its descriptor
+ * says `write-only`. The primary-raw role is `ZerobusRawSink`'s
+ * (zerobus-raw-sink.ts), which writes raw table rows through this sink and
+ * reads them back through Iceberg.
  */
 export class ZerobusSink<L extends Lane> implements BatchSink<L> {
   readonly descriptor: SinkDescriptor;
@@ -115,7 +121,7 @@ export class ZerobusSink<L extends Lane> implements BatchSink<L> {
       recovery: {
         kind: 'write-only',
         reason:
-          'a Zerobus table is not read back yet: raw would need recovery to read it through Iceberg, which does not exist',
+          'this sink writes derived rows, which cannot be replayed; for Zerobus as primary raw use ZerobusRawSink (zerobusRaw), which writes raw table rows and reads them back through Iceberg',
       },
     };
     this.encode = deps.encode ?? encodeIpcStream;
@@ -152,6 +158,7 @@ export class ZerobusSink<L extends Lane> implements BatchSink<L> {
               ? {}
               : { redescribeAfterMs: deps.redescribeAfterMs }),
             clock: deps.clock ?? monotonicClock,
+            ...(deps.onDescribed === undefined ? {} : { onDescribed: deps.onDescribed }),
           });
     const spec = (): StreamSpec => ({ table: this.config.table, fields: this.fields ?? [] });
     this.newStream = (i, previous) =>
@@ -217,9 +224,8 @@ export class ZerobusSink<L extends Lane> implements BatchSink<L> {
    * properties go: registered, Iceberg reads and column mapping on, protocol
    * versions high enough, deletion vectors off. Describes the table on every
    * call, never cached (a property can be flipped under a running
-   * pipeline), and refuses naming the first failing property. The role
-   * itself stays refused (see the descriptor) until recovery can read raw
-   * back through Iceberg; then this runs at start and before each pass.
+   * pipeline), and refuses naming the first failing property.
+   * `ZerobusRawSink` runs it at open and before each recovery pass.
    */
   async checkRawPreconditions(): Promise<TableDescription> {
     if (this.catalog === undefined)

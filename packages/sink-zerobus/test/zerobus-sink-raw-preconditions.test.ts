@@ -105,11 +105,11 @@ describe('ZerobusSink.checkRawPreconditions', () => {
     await sink.close();
   });
 
-  it('keeps the primary-raw role refused even when the table qualifies: no read-back path yet', async () => {
+  it('keeps the primary-raw role refused to the plain sink even when the table qualifies: its rows are derived', async () => {
     const { sink } = await sinkOnRawTable();
     await sink.checkRawPreconditions();
     expect(() => assertPrimaryRaw(sink.descriptor)).toThrow(
-      /cannot be read back by offset window \(.*through Iceberg, which does not exist\)/,
+      /cannot be read back by offset window \(.*derived rows, which cannot be replayed; .*ZerobusRawSink/,
     );
     await sink.close();
   });

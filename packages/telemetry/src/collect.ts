@@ -55,6 +55,7 @@ export function collectMetrics(observed: Observed): MetricFamily[] {
   if (backlog !== null) {
     add(METRICS.recoveryUnclaimedWindows, {}, backlog.unclaimedWindows);
     add(METRICS.recoveryMaxLag, {}, backlog.maxLagRecords);
+    add(METRICS.rawUnread, {}, backlog.rawUnreadRecords);
     for (const [sink, lag] of Object.entries(backlog.lagBySink)) {
       add(METRICS.coverageLag, { sink }, lag);
     }
@@ -67,6 +68,7 @@ export function collectMetrics(observed: Observed): MetricFamily[] {
       'timed-out': r.windowsTimedOut,
       failed: r.windowsFailed,
       trimmed: r.windowsTrimmed,
+      unread: r.windowsUnread,
     };
     for (const [outcome, n] of Object.entries(windows)) {
       add(METRICS.recoveryWindows, { outcome }, n);

@@ -155,12 +155,19 @@ export const METRICS = {
     [] as const,
     'The lag of the furthest-behind secondary.',
   ),
+  rawUnread: def(
+    'thalweg_raw_unread_records',
+    'gauge',
+    '{record}',
+    [] as const,
+    'Offsets raw acknowledged that its reads do not show yet (a lakehouse raw: its Iceberg metadata trailing its commits); recovery replays them once they show.',
+  ),
   recoveryWindows: def(
     'thalweg_recovery_windows_total',
     'counter',
     '{window}',
     ['outcome'] as const,
-    'Recovery windows by outcome (replayed, lost, timed-out, failed, trimmed).',
+    'Recovery windows by outcome (replayed, lost, timed-out, failed, trimmed, unread: raw did not give it back whole yet).',
   ),
   recoveryRecords: def(
     'thalweg_recovery_records_replayed_total',

@@ -1,13 +1,14 @@
 import {
   partitionKey,
   type Clock,
+  type HeldPartition,
   type Scheduler,
   type ReplayableSink,
   type SinkId,
   type SourceBatch,
   type SourcePartition,
 } from '@thalweg/connector-core';
-import type { CoverageStore, LeaseStore } from '@thalweg/offset-store';
+import { RangeSet, type CoverageStore, type LeaseStore } from '@thalweg/offset-store';
 import { pause } from './pause.js';
 import { planRecovery, type RecoveryPlan, type RecoveryWindow } from './recovery-window.js';
 
@@ -19,6 +20,13 @@ export interface RecoveryBacklog {
   readonly maxLagRecords: number;
   /** Per durable secondary, its `lagRecords` in `coverageReport`. */
   readonly lagBySink: Readonly<Record<string, number>>;
+  /**
+   * Offsets raw's recorded coverage holds (recorded after its durable ack)
+   * that its reads do not show yet: a lakehouse raw's metadata lag (its
+   * Iceberg metadata trailing its commits). Recovery cannot replay them
+   * until they show. Stays 0 for raw on local disk.
+   */
+  readonly rawUnreadRecords: number;
   /** When it was measured (clock milliseconds), null before the first time. */
   readonly plannedAt: number | null;
 }
@@ -27,6 +35,7 @@ export const NO_BACKLOG: RecoveryBacklog = {
   unclaimedWindows: 0,
   maxLagRecords: 0,
   lagBySink: {},
+  rawUnreadRecords: 0,
   plannedAt: null,
 };
 
@@ -95,6 +104,7 @@ export class BacklogMeter {
       unclaimedWindows: await this.unclaimed(plan.windows),
       maxLagRecords: Math.max(0, ...Object.values(plan.lagBySink)),
       lagBySink: plan.lagBySink,
+      rawUnreadRecords: await this.unread(rawHeld),
       plannedAt: deps.clock.now(),
     };
     return plan;
@@ -117,6 +127,20 @@ export class BacklogMeter {
       }
       await pause(this.deps.scheduler, everyMs, signal);
     }
+  }
+
+  /** What raw's coverage recorded and its reads (`held`) do not show. */
+  private async unread(rawHeld: readonly HeldPartition[]): Promise<number> {
+    const { coverage, raw } = this.deps;
+    const held = new Map(rawHeld.map((h) => [partitionKey(h.partition), RangeSet.of(h.spans)]));
+    let unread = 0;
+    for (const key of await coverage.destinations()) {
+      if (key.sink !== raw.descriptor.id) continue;
+      const shown = held.get(partitionKey(key)) ?? RangeSet.of([]);
+      for (const r of (await coverage.covered(key)).ranges())
+        for (const g of shown.gaps(r.start, r.end)) unread += g.end - g.start;
+    }
+    return unread;
   }
 
   private async unclaimed(windows: readonly RecoveryWindow[]): Promise<number> {

@@ -44,7 +44,17 @@ export interface ReplayOptions {
 }
 
 export type ReplayOutcome =
-  | { readonly kind: 'done'; readonly records: number; readonly quarantineSkipped: number }
+  | {
+      readonly kind: 'done';
+      readonly records: number;
+      readonly quarantineSkipped: number;
+      /**
+       * Offsets of the window's gaps raw did not give back: a raw whose reads
+       * trail its acknowledgements (`visibleWithinMs`) does not show them yet.
+       * The window is then not done, whatever the sink confirmed.
+       */
+      readonly unread: number;
+    }
   | {
       readonly kind: 'timed-out' | 'lease-lost' | 'aborted';
       readonly records: number;
@@ -68,13 +78,16 @@ export async function replayWindow<B>(
   const started = options.now();
   let records = 0;
   let quarantineSkipped = 0;
-  const stopped = async (): Promise<ReplayOutcome['kind'] | null> => {
+  const stopped = async (): Promise<Exclude<ReplayOutcome['kind'], 'done'> | null> => {
     if (options.signal.aborted) return 'aborted';
     if (options.now() - started > options.maxMs) return 'timed-out';
     if (!(await options.keepLease())) return 'lease-lost';
     return null;
   };
+  let unread = 0;
   for (const gap of window.gaps) {
+    // where raw's batches, in offset order, have reached inside the gap
+    let reach = gap.start;
     const want: OffsetSpan = {
       topic: window.topic,
       partition: window.partition,
@@ -84,6 +97,8 @@ export async function replayWindow<B>(
     for await (const read of raw.read(want, options.signal)) {
       const batch = clipBatch(read, want);
       if (batch === null) continue;
+      if (batch.span.start > reach) unread += batch.span.start - reach;
+      reach = Math.max(reach, batch.span.end);
       // The live path hands records over maxRecordBytes to quarantine, never
       // to a secondary: a replay must write the rows the live lane would have
       // written, and a record the secondary cannot take must not poison the
@@ -143,11 +158,12 @@ export async function replayWindow<B>(
         return { kind: why, records, quarantineSkipped };
       }
     }
+    if (reach < gap.end) unread += gap.end - reach;
   }
   if (!(await unlessAborted(target.sink.flush(), options.signal))) {
     return { kind: 'aborted', records, quarantineSkipped };
   }
-  return { kind: 'done', records, quarantineSkipped };
+  return { kind: 'done', records, quarantineSkipped, unread };
 }
 
 /**

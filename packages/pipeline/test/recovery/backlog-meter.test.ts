@@ -206,6 +206,7 @@ describe('backlog() cannot lie', () => {
       unclaimedWindows: 2,
       maxLagRecords: 100,
       lagBySink: { sec0: 100 },
+      rawUnreadRecords: 0,
       plannedAt: 7,
     });
     // A window another worker holds is claimed: one fewer.
@@ -213,6 +214,34 @@ describe('backlog() cannot lie', () => {
     await m.sample(() => null);
     expect(m.current().unclaimedWindows).toBe(1);
     expect(m.current().maxLagRecords).toBe(100);
+  });
+
+  it('counts what raw recorded as acknowledged and does not show yet (a lakehouse raw trailing its acks)', async () => {
+    const coverage = new InMemoryCoverage({ sinks: [RAW, SEC] });
+    await coverage.merge([
+      { key: { sink: RAW, topic: 't', partition: 0 }, ranges: [{ start: 0, end: 140 }] },
+      { key: { sink: RAW, topic: 't', partition: 1 }, ranges: [{ start: 0, end: 5 }] },
+    ]);
+    const raw = new MemoryRawSink({ apply: async () => undefined });
+    raw.stored.set(
+      't\u00000',
+      new Map(makeRecords('t', 0, 100).map((r) => [r.offset, r.value] as const)),
+    );
+    const clock = new ManualClock(0);
+    const m = new BacklogMeter({
+      raw,
+      coverage,
+      sinks: [SEC],
+      writeHandedOver: async () => true,
+      leases: undefined,
+      windowRecords: 50,
+      clock,
+      scheduler: clock,
+      log: () => undefined,
+    });
+    await m.sample(() => null);
+    // t/0 [100, 140) and all of t/1, which raw shows nothing of yet
+    expect(m.current().rawUnreadRecords).toBe(45);
   });
 
   it('with no lease store every window is unclaimed', async () => {

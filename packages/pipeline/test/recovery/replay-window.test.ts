@@ -75,6 +75,23 @@ function setup(overrides: Partial<ReplayOptions> = {}) {
 }
 
 describe('replayWindow', () => {
+  it('counts what raw did not give back (its reads trail its acks): the window is not whole', async () => {
+    // raw shows offsets up to 20 only; the window asks [5, 12) and [15, 30)
+    const raw = new SegmentRaw(20);
+    const s = setup();
+    const outcome = await replayWindow(
+      raw,
+      window([
+        { start: 5, end: 12 },
+        { start: 15, end: 30 },
+      ]),
+      s.target,
+      s.options,
+    );
+    expect(outcome).toEqual({ kind: 'done', records: 12, quarantineSkipped: 0, unread: 10 });
+    expect(s.spans).toEqual(['[5,10)', '[10,12)', '[15,20)']);
+  });
+
   it('clips what raw reads back to the gaps: nothing outside them is written or claimed', async () => {
     const raw = new SegmentRaw(40);
     const s = setup();
@@ -87,7 +104,7 @@ describe('replayWindow', () => {
       s.target,
       s.options,
     );
-    expect(outcome).toEqual({ kind: 'done', records: 12, quarantineSkipped: 0 });
+    expect(outcome).toEqual({ kind: 'done', records: 12, quarantineSkipped: 0, unread: 0 });
     expect(s.spans).toEqual(['[5,10)', '[10,12)', '[25,30)']);
     expect([...s.sink.rows.keys()].sort()).toHaveLength(12);
     expect(s.sink.pending).toEqual([]);
@@ -111,7 +128,7 @@ describe('replayWindow', () => {
       skip.options,
     );
     expect(skip.quarantined).toEqual([]);
-    expect(outcome).toEqual({ kind: 'done', records: 20, quarantineSkipped: 2 });
+    expect(outcome).toEqual({ kind: 'done', records: 20, quarantineSkipped: 2, unread: 0 });
   });
 
   it("keeps a record over maxRecordBytes from the sink, as the live path does, under raw's name", async () => {

@@ -72,18 +72,28 @@ export async function checkPrimaryRawPreconditions(
       `primary-raw refused: table ${table} is not registered in the catalog`,
     );
   }
+  const problem = rawPreconditionProblem(t);
+  if (problem !== null) {
+    throw new ZerobusSinkError('fatal-config', `primary-raw refused for ${table}: ${problem}`);
+  }
+  return t;
+}
+
+/**
+ * The first table property of `t` that keeps it from the primary-raw role
+ * (`delta.enableDeletionVectors is true; it must not be…`), or null: the
+ * check of `checkPrimaryRawPreconditions` on a description already read.
+ */
+export function rawPreconditionProblem(t: TableDescription): string | null {
   for (const r of REQUIREMENTS) {
     if (!r.holds(t)) {
       const found = r.property.startsWith('min')
         ? String(r.property === 'minReaderVersion' ? t.minReaderVersion : t.minWriterVersion)
         : (t.properties[r.property] ?? 'unset');
-      throw new ZerobusSinkError(
-        'fatal-config',
-        `primary-raw refused for ${table}: ${r.property} is ${found}; it ${r.need}`,
-      );
+      return `${r.property} is ${found}; it ${r.need}`;
     }
   }
-  return t;
+  return null;
 }
 
 /** The properties a table needs to pass `checkPrimaryRawPreconditions`, for `ensureTable`. */
