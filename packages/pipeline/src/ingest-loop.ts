@@ -121,7 +121,8 @@ async function readBatches(deps: IngestDeps, deduped: OrderedOffers<SourceBatch>
       } catch (error) {
         const refused = new PipelineError(
           'TWG_PIPELINE_RAW_FAILED',
-          `primary raw refused ${formatSpan(piece.span)}; the source position stays behind it`,
+          `primary raw refused ${formatSpan(piece.span)} (${error instanceof Error ? error.message : String(error)}); ` +
+            'the source position stays behind it',
           error,
         );
         // Recorded here, not only thrown: the run ignores errors thrown after
