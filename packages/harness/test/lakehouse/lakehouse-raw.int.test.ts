@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { sinkId } from '@thalweg/connector-core';
 import { S3Coverage } from '@thalweg/offset-store/s3';
-import { FakeTransportFactory } from '@thalweg/sink-zerobus';
+import { FakeTransportFactory, type FakeCatalog } from '@thalweg/sink-zerobus';
 import {
   iceberg,
   postgresUrl,
@@ -183,47 +183,75 @@ describe('Zerobus as primary raw, recovered through Iceberg in another process',
     expect(String(refused.out['refused'])).toMatch(/delta\.enableDeletionVectors is true/);
   });
 
-  it('a deletion-vector property switched on under running ingest stops the raw role at the next batch; the position never passes what raw acknowledged', async () => {
-    const names = freshNames();
-    const sourceDir = await tempDir('source');
-    await writeRecords(sourceDir, '0001.ndjson', 0, RECORDS_PER_FILE);
-    const catalog = await lakehouseCatalog(names);
-    const zerobus = new FakeTransportFactory({ ackLatencyMs: 1 });
-    // flipped once the third batch's describe has answered
-    let describes = 0;
-    const describe = catalog.describe.bind(catalog);
-    catalog.describe = async (name) => {
-      const t = await describe(name);
-      if (++describes === 4)
-        catalog.alter(name, { properties: { 'delta.enableDeletionVectors': 'true' } });
-      return t;
-    };
-    const job = await openLakehouse({
-      names,
-      role: 'ingest',
-      sourceDir,
-      zerobus,
-      catalog,
-      pool,
-      withSecondary: false,
-      config: { maxBatchRecords: BATCH },
-      log: quiet,
-    });
-    await expect(job.run()).rejects.toThrow(/delta\.enableDeletionVectors is true/);
-    const rows = zerobus.server.batches.length * BATCH;
-    expect(rows).toBeLessThan(RECORDS_PER_FILE);
-    const store = new S3Coverage({
-      s3: s3Config,
-      bucket,
-      prefix: names.prefix,
-      sinks: [sinkId('raw')],
-    });
-    const cursor = await store.loadCursor({
-      source: LAKE_CLUSTER,
-      topic: LAKE_TOPIC,
-      partition: 0,
-    });
-    await store.close();
-    expect(cursor?.nextOffset ?? 0).toBeLessThanOrEqual(rows);
-  });
+  // Each precondition of the raw role, flipped under a running ingest.
+  const FLIPS: [string, Parameters<FakeCatalog['alter']>[1], RegExp][] = [
+    [
+      'deletion vectors',
+      { properties: { 'delta.enableDeletionVectors': 'true' } },
+      /delta\.enableDeletionVectors is true/,
+    ],
+    [
+      'Iceberg compat',
+      { properties: { 'delta.enableIcebergCompatV2': 'false' } },
+      /delta\.enableIcebergCompatV2 is false/,
+    ],
+    [
+      'UniForm formats',
+      { properties: { 'delta.universalFormat.enabledFormats': 'hudi' } },
+      /enabledFormats is hudi/,
+    ],
+    [
+      'column mapping',
+      { properties: { 'delta.columnMapping.mode': 'none' } },
+      /delta\.columnMapping\.mode is none/,
+    ],
+    ['reader version', { minReaderVersion: 1 }, /minReaderVersion is 1/],
+    ['writer version', { minWriterVersion: 6 }, /minWriterVersion is 6/],
+  ];
+
+  it.each(FLIPS)(
+    '%s switched under running ingest stops the raw role at the next batch; the position never passes what raw acknowledged',
+    async (_, change, named) => {
+      const names = freshNames();
+      const sourceDir = await tempDir('source');
+      await writeRecords(sourceDir, '0001.ndjson', 0, RECORDS_PER_FILE);
+      const catalog = await lakehouseCatalog(names);
+      const zerobus = new FakeTransportFactory({ ackLatencyMs: 1 });
+      // flipped once the third batch's describe has answered
+      let describes = 0;
+      const describe = catalog.describe.bind(catalog);
+      catalog.describe = async (name) => {
+        const t = await describe(name);
+        if (++describes === 4) catalog.alter(name, change);
+        return t;
+      };
+      const job = await openLakehouse({
+        names,
+        role: 'ingest',
+        sourceDir,
+        zerobus,
+        catalog,
+        pool,
+        withSecondary: false,
+        config: { maxBatchRecords: BATCH },
+        log: quiet,
+      });
+      await expect(job.run()).rejects.toThrow(named);
+      const rows = zerobus.server.batches.length * BATCH;
+      expect(rows).toBeLessThan(RECORDS_PER_FILE);
+      const store = new S3Coverage({
+        s3: s3Config,
+        bucket,
+        prefix: names.prefix,
+        sinks: [sinkId('raw')],
+      });
+      const cursor = await store.loadCursor({
+        source: LAKE_CLUSTER,
+        topic: LAKE_TOPIC,
+        partition: 0,
+      });
+      await store.close();
+      expect(cursor?.nextOffset ?? 0).toBeLessThanOrEqual(rows);
+    },
+  );
 });
