@@ -53,10 +53,10 @@ const REQUIREMENTS: readonly {
  *
  * Read-after-write hazard, for whoever reads raw back (recovery): the
  * Iceberg metadata of a Delta commit is generated asynchronously, so a read
- * right after a write may see an older table state and silently replay an
- * incomplete window. Recovery must stay behind the write head (windows that
- * trail it) or trigger metadata generation before reading; it must never
- * assume the latest commit is visible through Iceberg.
+ * right after a write may see an older table state. `IcebergRaw` holds only
+ * the batches a snapshot shows whole and reads a window from the snapshot
+ * it planned from; the pipeline never completes a window raw did not give
+ * back whole (ADR 0039).
  * Called every time the role matters — at start and before
  * each recovery pass — never cached, because a property can be changed under
  * a running pipeline. Refuses with the first failing property named.
