@@ -41,20 +41,52 @@ export async function produceBacklog(
   await admin.disconnect();
   const producer = kafka.producer({ allowAutoTopicCreation: false });
   await producer.connect();
-  const pad = 'x'.repeat(recordBytes - 40);
+  const pad = 'x'.repeat(recordBytes);
   // A send of at most 2 MiB: under the broker's 1 MB message bound per partition.
   const chunk = Math.min(5000, Math.floor((2 * 1024 * 1024) / recordBytes));
   const inflight: Promise<unknown>[] = [];
   for (let at = 0; at < records; at += chunk) {
     const messages = Array.from({ length: Math.min(chunk, records - at) }, (_, k) => ({
       partition: (at + k) % partitions,
-      value: `{"n":${String(at + k).padStart(12, '0')},"pad":"${pad}"}`,
+      value: payload(at + k, pad, recordBytes),
     }));
     inflight.push(producer.send({ topic, messages, compression: CompressionTypes.None, acks: 1 }));
     if (inflight.length >= 4) await inflight.shift();
   }
   await Promise.all(inflight);
   await producer.disconnect();
+}
+
+/** Record `n`'s JSON value, padded to exactly `recordBytes` (valid JSON: a secondary parses it). */
+function payload(n: number, pad: string, recordBytes: number): string {
+  const head = `{"n":${n},"pad":"`;
+  return `${head}${pad.slice(0, Math.max(0, recordBytes - head.length - 2))}"}`;
+}
+
+/** Records per second of a bare kafkajs eachBatch consumer reading the whole backlog of `topic`. */
+export async function bareConsumerRate(
+  kafka: Kafka,
+  topic: string,
+  records: number,
+): Promise<number> {
+  const consumer = kafka.consumer({ groupId: `${topic}-bare`, maxBytesPerPartition: 1024 * 1024 });
+  await consumer.connect();
+  await consumer.subscribe({ topics: [topic], fromBeginning: true });
+  let seen = 0;
+  let started = 0;
+  const done = new Promise<number>((resolve) => {
+    void consumer.run({
+      autoCommit: false,
+      eachBatch: async ({ batch }) => {
+        if (started === 0) started = performance.now();
+        seen += batch.messages.length;
+        if (seen >= records) resolve(performance.now() - started);
+      },
+    });
+  });
+  const ms = await done;
+  await consumer.disconnect();
+  return (records * 1000) / ms;
 }
 
 export async function deleteTopic(kafka: Kafka, topic: string): Promise<void> {

@@ -7,7 +7,13 @@ import { Pipeline } from '@thalweg/pipeline';
 import { RawSegmentSink } from '@thalweg/sink-files';
 import { kafkaSource } from '@thalweg/source-kafka';
 import { emit } from './bench-source.js';
-import { benchBrokers, benchKafka, deleteTopic, produceBacklog } from './kafka-backlog.js';
+import {
+  bareConsumerRate,
+  benchBrokers,
+  benchKafka,
+  deleteTopic,
+  produceBacklog,
+} from './kafka-backlog.js';
 
 /**
  * Kafka -> pipeline -> durable raw segments, against a bare kafkajs eachBatch
@@ -25,28 +31,6 @@ const PARTITIONS = 4;
 const BUDGET = 128 * 1024 * 1024;
 const kafka = benchKafka(brokers);
 const topic = `bench-e2e-${Date.now().toString(36)}`;
-
-/** The bare consumer: kafkajs eachBatch, counting records until the backlog is read. */
-async function bareConsumer(): Promise<number> {
-  const consumer = kafka.consumer({ groupId: `${topic}-bare`, maxBytesPerPartition: 1024 * 1024 });
-  await consumer.connect();
-  await consumer.subscribe({ topics: [topic], fromBeginning: true });
-  let seen = 0;
-  let started = 0;
-  const done = new Promise<number>((resolve) => {
-    void consumer.run({
-      autoCommit: false,
-      eachBatch: async ({ batch }) => {
-        if (started === 0) started = performance.now();
-        seen += batch.messages.length;
-        if (seen >= RECORDS) resolve(performance.now() - started);
-      },
-    });
-  });
-  const ms = await done;
-  await consumer.disconnect();
-  return (RECORDS * 1000) / ms;
-}
 
 async function pipelineRun(): Promise<{ recS: number; rssMaxMb: number; segments: number }> {
   const dir = await mkdtemp(join(tmpdir(), 'twg-bench-e2e-'));
@@ -109,7 +93,7 @@ async function pipelineRun(): Promise<{ recS: number; rssMaxMb: number; segments
 }
 
 await produceBacklog(kafka, topic, RECORDS, RECORD_BYTES, PARTITIONS);
-const bare = await bareConsumer();
+const bare = await bareConsumerRate(kafka, topic, RECORDS);
 const piped = await pipelineRun();
 emit({
   bench: 'kafka-e2e',

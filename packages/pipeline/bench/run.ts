@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 await import('./secondary-isolation.bench.js');
 await import('./dedup.bench.js');
 await import('./kafka-e2e.bench.js');
+await import('./kafka-e2e-full.bench.js');
 
 // In a process of its own: its pipeline reads the process's RSS as the
 // memory signal, and what the benches above left on the heap must not count.

@@ -1,0 +1,156 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fromJson } from '@thalweg/connector-core';
+import { openTopology } from '@thalweg/pipeline';
+import { postgres } from '@thalweg/sink-postgres';
+import { rawSegments } from '@thalweg/sink-files';
+import { fakeZerobus, zerobus } from '@thalweg/sink-zerobus';
+import { kafka } from '@thalweg/source-kafka';
+import { BatchSchema, column } from '@thalweg/stream-arrow';
+import { uniqueName, postgresUrl } from '@thalweg/test-services';
+import pg from 'pg';
+import { emit } from './bench-source.js';
+import {
+  bareConsumerRate,
+  benchBrokers,
+  benchKafka,
+  deleteTopic,
+  produceBacklog,
+} from './kafka-backlog.js';
+
+/**
+ * The realistic topology against a bare kafkajs eachBatch consumer of the
+ * same topic in the same run: Kafka -> raw segments -> a Zerobus secondary
+ * (the fake transport: JSON -> Arrow -> IPC) and a PostgreSQL secondary
+ * (JSON -> rows, one transaction per group), with a 128 MiB byte budget
+ * against a backlog four times that. The pipeline's rate is raw's: the
+ * secondaries acknowledge on their own lanes (a lane that falls behind sheds
+ * to gaps, counted in the line), and the run ends once raw holds the
+ * backlog.
+ *
+ * THALWEG_BENCH_RECORDS sets the backlog (default 2,000,000 records of 256 B).
+ */
+const brokers = benchBrokers('kafka-e2e-full');
+const RECORDS = Number(process.env['THALWEG_BENCH_RECORDS'] ?? 2_000_000);
+const RECORD_BYTES = 256;
+const PARTITIONS = 4;
+const BUDGET = 128 * 1024 * 1024;
+const kafkaClient = benchKafka(brokers);
+const topic = `bench-e2e-full-${Date.now().toString(36)}`;
+
+interface Payload {
+  readonly n: number;
+  readonly pad: string;
+}
+
+const ZEROBUS_SCHEMA = BatchSchema.define({
+  fields: [
+    { name: 'n', type: column.int64, nullable: false },
+    { name: 'pad', type: column.utf8, nullable: false },
+  ],
+  recordId: 'hex',
+});
+
+async function topologyRun() {
+  const dir = await mkdtemp(join(tmpdir(), 'twg-bench-full-'));
+  const schema = uniqueName('bench_full').replaceAll('-', '_');
+  const pool = new pg.Pool({ connectionString: postgresUrl(), max: 4 });
+  const quiet = (): void => undefined;
+  let rssMax = process.memoryUsage.rss();
+  const sampler = setInterval(() => {
+    rssMax = Math.max(rssMax, process.memoryUsage.rss());
+  }, 50);
+  try {
+    const job = await openTopology({
+      source: kafka({
+        brokers: [...brokers],
+        cluster: 'bench',
+        topics: [topic],
+        groupId: `${topic}-pipeline`,
+      }),
+      raw: rawSegments({ dir: join(dir, 'raw') }),
+      secondaries: {
+        zerobus: zerobus({
+          table: 'main.bench.events',
+          schema: ZEROBUS_SCHEMA,
+          transport: fakeZerobus({ ackLatencyMs: 5 }),
+          row: fromJson((p: Payload) => ({ n: BigInt(p.n), pad: p.pad })),
+          streams: 2,
+        }),
+        postgres: postgres({
+          pool,
+          table: {
+            schema,
+            name: 'events',
+            columns: [
+              { name: 'n', type: 'bigint', nullable: false },
+              { name: 'pad', type: 'text', nullable: false },
+            ],
+          },
+          row: fromJson((p: Payload) => [p.n, p.pad]),
+        }),
+      },
+      log: quiet,
+      config: {
+        memoryLimitBytes: 512 * 1024 * 1024,
+        flowControl: { byteBudget: { bytes: BUDGET } },
+        shutdown: { secondaryDrainMs: 0 },
+      },
+    });
+    const running = job.run();
+    let started = 0;
+    while (job.stats().raw.durableRecords < RECORDS) {
+      if (started === 0 && job.stats().source.records > 0) started = performance.now();
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const ms = performance.now() - started;
+    const during = job.stats();
+    await job.stop();
+    await running;
+    const lane = (id: string) => during.secondaries.find((s) => s.sink === id);
+    return {
+      recS: (RECORDS * 1000) / ms,
+      rssMaxMb: Math.round(rssMax / (1024 * 1024)),
+      delivered: {
+        zerobus: lane('zerobus')?.deliveredRecords ?? 0,
+        postgres: lane('postgres')?.deliveredRecords ?? 0,
+      },
+      quarantined: {
+        zerobus: lane('zerobus')?.quarantined ?? 0,
+        postgres: lane('postgres')?.quarantined ?? 0,
+      },
+      shed: {
+        zerobus: lane('zerobus')?.shedBatches ?? 0,
+        postgres: lane('postgres')?.shedBatches ?? 0,
+      },
+    };
+  } finally {
+    clearInterval(sampler);
+    await pool.query(`drop schema if exists "${schema}" cascade`).catch(() => undefined);
+    await pool.end();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+await produceBacklog(kafkaClient, topic, RECORDS, RECORD_BYTES, PARTITIONS);
+const bare = await bareConsumerRate(kafkaClient, topic, RECORDS);
+const full = await topologyRun();
+emit({
+  bench: 'kafka-e2e-full',
+  records: RECORDS,
+  record_bytes: RECORD_BYTES,
+  partitions: PARTITIONS,
+  secondaries: ['zerobus-fake', 'postgres'],
+  byte_budget_mb: BUDGET / (1024 * 1024),
+  pipeline_rec_s: Math.round(full.recS),
+  bare_consumer_rec_s: Math.round(bare),
+  ratio: Number((full.recS / bare).toFixed(3)),
+  rss_mb_max: full.rssMaxMb,
+  delivered_at_raw_end: full.delivered,
+  shed_batches: full.shed,
+  quarantined: full.quarantined,
+  target_ratio: 0.5,
+  target_rss_mb: 512,
+});
+await deleteTopic(kafkaClient, topic);
