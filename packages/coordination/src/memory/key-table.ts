@@ -185,10 +185,15 @@ export class KeyTable {
   }
 
   private slotOf(keys: Int32Array, w: number): number {
-    let h = Math.imul((keys[w] ?? 0) ^ this.seed, 0x85ebca6b);
-    h = Math.imul(h ^ (h >>> 13) ^ (keys[w + 1] ?? 0), 0xc2b2ae35);
-    h = Math.imul(h ^ (h >>> 16) ^ (keys[w + 2] ?? 0), 0x85ebca6b);
-    h = Math.imul(h ^ (h >>> 13) ^ (keys[w + 3] ?? 0), 0xc2b2ae35);
-    return (h ^ (h >>> 16)) >>> 0;
+    return keyHash(keys, w, this.seed);
   }
+}
+
+/** The 32-bit hash a table with `seed` places the key at word `w` of `keys` by (its slot: the low bits). */
+export function keyHash(keys: Int32Array, w: number, seed: number): number {
+  let h = Math.imul((keys[w] ?? 0) ^ seed, 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13) ^ (keys[w + 1] ?? 0), 0xc2b2ae35);
+  h = Math.imul(h ^ (h >>> 16) ^ (keys[w + 2] ?? 0), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13) ^ (keys[w + 3] ?? 0), 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
 }
