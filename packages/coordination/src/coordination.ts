@@ -152,6 +152,15 @@ export interface BinaryExpiringSet {
   getMany(keys: Uint8Array, count: number): BinaryLookup;
   /** Adds every key (again: its TTL restarts, its place is replaced, it becomes the newest). */
   addMany(keys: Uint8Array, count: number, ttlMs: number, places: Places): void;
+  /**
+   * Lookup and add in one pass, key by key in order: a key held answers the
+   * place it is held with (`found[i]` 1); any other is added with its place
+   * in `places`, to expire `ttlMs` from now, and answers that place. So a
+   * later key of the same call equal to an earlier one finds it held.
+   * Content dedup's whole question for a piece: a record whose answer is
+   * not its own place is a duplicate.
+   */
+  claimMany(keys: Uint8Array, count: number, ttlMs: number, places: Places): BinaryLookup;
   /** How many keys are held (expired ones may still be counted until swept). */
   size(): number;
 }

@@ -99,4 +99,25 @@ describe('BinarySet', () => {
     expect(() => BinarySet.restored({ ...s, offsets: [] })).toThrow(/columns/);
     expect(() => BinarySet.restored({ ...s, partitions: [-1] })).toThrow(/columns/);
   });
+
+  it('claims: a held key answers its place, a new one is added with the given place, also for a later copy in the call', () => {
+    const set = new BinarySet(4, 1);
+    set.addMany(key(1), 1, NOW + 100, places(1, 9, 50), 10);
+    const answer = set.claimMany(key(1, 2, 2, 3), 4, NOW, NOW + 100, places(4, 0, 10), 10);
+    expect([...answer.found]).toEqual([1, 0, 1, 0]);
+    expect([...answer.partitions]).toEqual([9, 0, 0, 0]);
+    expect([...answer.offsets]).toEqual([50, 11, 11, 13]);
+    expect(set.size).toBe(3);
+    // A held key's TTL is not restarted by a claim; an expired one is claimed afresh.
+    const later = set.claimMany(key(1), 1, NOW + 100, NOW + 200, places(1, 2, 7), 10);
+    expect([...later.found]).toEqual([0]);
+    expect([...later.offsets]).toEqual([7]);
+  });
+
+  it('claims within maxEntries, evicting the oldest', () => {
+    const set = new BinarySet(4, 1);
+    set.addMany(key(1, 2), 2, NOW + 100, places(2), 2);
+    set.claimMany(key(2, 3), 2, NOW, NOW + 100, places(2), 2);
+    expect(held(set, [1, 2, 3], NOW)).toEqual([2, 3]);
+  });
 });

@@ -77,8 +77,15 @@ describe('the in-memory binary set', () => {
     expect(() => set?.addMany(keys(1), 1, 1000, at(0.5))).toThrow(
       expect.objectContaining({ code: 'TWG_COORDINATION_INVALID' }),
     );
+    expect(() => set?.claimMany(keys(1), 1, 1000, at(-1))).toThrow(
+      expect.objectContaining({ code: 'TWG_COORDINATION_INVALID' }),
+    );
     expect(set?.size()).toBe(0);
+    expect([...(set?.claimMany(keys(1, 1), 2, 1000, at(4, 5)).offsets ?? [])]).toEqual([4, 4]);
     await c.close();
+    expect(() => set?.claimMany(keys(2), 1, 1000, at(0))).toThrow(
+      expect.objectContaining({ code: 'TWG_COORDINATION_CLOSED' }),
+    );
     expect(() => set?.getMany(keys(1), 1)).toThrow(
       expect.objectContaining({ code: 'TWG_COORDINATION_CLOSED' }),
     );

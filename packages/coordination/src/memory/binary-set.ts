@@ -75,6 +75,40 @@ export class BinarySet {
     this.evict(maxEntries);
   }
 
+  /**
+   * Key by key in order: a key held (not expired at `now`) answers its
+   * place; any other is added with its place in `places`, to expire at
+   * `expiresAt`, and answers that. Then evicts down to `maxEntries`.
+   */
+  claimMany(
+    keys: Int32Array,
+    count: number,
+    now: number,
+    expiresAt: number,
+    places: Places,
+    maxEntries: number,
+  ): BinaryLookup {
+    const found = new Uint8Array(count);
+    const partitions = new Uint32Array(count);
+    const offsets = new Float64Array(count);
+    for (let i = 0; i < count; i++) {
+      const e = this.table.find(keys, i);
+      if (e >= 0 && (this.expires[e] ?? 0) > now) {
+        found[i] = 1;
+        partitions[i] = this.partitions[e] ?? 0;
+        offsets[i] = this.offsets[e] ?? 0;
+        continue;
+      }
+      const p = places.partitions[i] ?? 0;
+      const o = places.offsets[i] ?? 0;
+      this.put(keys, i, expiresAt, p, o);
+      partitions[i] = p;
+      offsets[i] = o;
+    }
+    this.evict(maxEntries);
+    return { found, partitions, offsets };
+  }
+
   /** Drops the keys expired at `now`. */
   sweep(now: number): void {
     for (let e = 0; e < this.table.entryBound; e++) {
@@ -87,13 +121,13 @@ export class BinarySet {
   snapshot(): BinarySetSnapshot {
     this.compact();
     const n = this.ringLength;
-    const keys = new Uint8Array(n * BINARY_KEY_BYTES);
+    const keys = new Int32Array((n * BINARY_KEY_BYTES) / 4);
     const expiresAt: number[] = [];
     const partitions: number[] = [];
     const offsets: number[] = [];
     for (let i = 0; i < n; i++) {
       const e = this.ringEntries[(this.ringHead + i) & (this.ringEntries.length - 1)] ?? 0;
-      this.table.copyKey(e, keys, i * BINARY_KEY_BYTES);
+      this.table.copyKey(e, keys, i);
       expiresAt.push(this.expires[e] ?? 0);
       partitions.push(this.partitions[e] ?? 0);
       offsets.push(this.offsets[e] ?? 0);

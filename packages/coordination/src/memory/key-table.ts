@@ -106,7 +106,12 @@ export class KeyTable {
       this.tombstones -= 1;
     }
     const entry = this.freeCount > 0 ? (this.free[--this.freeCount] ?? 0) : this.highWater++;
-    this.words.set(keys.subarray(at * WORDS, at * WORDS + WORDS), entry * WORDS);
+    const w = at * WORDS;
+    const e = entry * WORDS;
+    this.words[e] = keys[w] ?? 0;
+    this.words[e + 1] = keys[w + 1] ?? 0;
+    this.words[e + 2] = keys[w + 2] ?? 0;
+    this.words[e + 3] = keys[w + 3] ?? 0;
     this.liveEntries[entry] = 1;
     this.slots[s] = entry + 1;
     this.used += 1;
@@ -130,10 +135,14 @@ export class KeyTable {
     this.tombstones += 1;
   }
 
-  /** Writes `entry`'s key into `out` at byte `byteAt`. */
-  copyKey(entry: number, out: Uint8Array, byteAt: number): void {
-    const bytes = new Uint8Array(this.words.buffer, entry * BINARY_KEY_BYTES, BINARY_KEY_BYTES);
-    out.set(bytes, byteAt);
+  /** Writes `entry`'s key into `out` (packed keys as words) as key `at`. */
+  copyKey(entry: number, out: Int32Array, at: number): void {
+    const e = entry * WORDS;
+    const w = at * WORDS;
+    out[w] = this.words[e] ?? 0;
+    out[w + 1] = this.words[e + 1] ?? 0;
+    out[w + 2] = this.words[e + 2] ?? 0;
+    out[w + 3] = this.words[e + 3] ?? 0;
   }
 
   /** Holds nothing, keeping its size. */

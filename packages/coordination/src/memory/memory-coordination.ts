@@ -174,6 +174,13 @@ export class MemoryCoordination implements Coordination {
         checkPlaces(places, count);
         s.binaryAddMany(name, words, count, ttlMs, max, places);
       },
+      claimMany: (keys, count, ttlMs, places) => {
+        open();
+        const words = checkedWords(keys, count);
+        checkTtl(ttlMs);
+        checkPlaces(places, count);
+        return s.binaryClaimMany(name, words, count, ttlMs, max, places);
+      },
       size: () => {
         open();
         return s.binarySetSize(name);

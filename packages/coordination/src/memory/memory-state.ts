@@ -138,10 +138,35 @@ export class MemoryState {
     maxEntries: number,
     places: Places,
   ): void {
-    let table = this.binarySets.get(set);
-    if (table === undefined)
-      this.binarySets.set(set, (table = new BinarySet(Math.min(count, maxEntries))));
+    const table = this.binaryTable(set, count, maxEntries);
     table.addMany(keys, count, this.now() + ttlMs, places, maxEntries);
+  }
+
+  binaryClaimMany(
+    set: string,
+    keys: Int32Array,
+    count: number,
+    ttlMs: number,
+    maxEntries: number,
+    places: Places,
+  ): BinaryLookup {
+    const now = this.now();
+    return this.binaryTable(set, count, maxEntries).claimMany(
+      keys,
+      count,
+      now,
+      now + ttlMs,
+      places,
+      maxEntries,
+    );
+  }
+
+  private binaryTable(set: string, count: number, maxEntries: number): BinarySet {
+    let table = this.binarySets.get(set);
+    if (table === undefined) {
+      this.binarySets.set(set, (table = new BinarySet(Math.min(count, maxEntries))));
+    }
+    return table;
   }
 
   binarySetSize(set: string): number {

@@ -168,7 +168,7 @@ export class ContentDedup {
     await this.hashing.close();
   }
 
-  /** A piece against an in-process binary set: hashed off-thread, then decided and remembered at once. */
+  /** A piece against an in-process binary set: hashed off-thread, then decided and remembered in one call. */
   private async decideAtOnce(
     s: Stream,
     decision: BinaryDecision,
@@ -194,13 +194,6 @@ export class ContentDedup {
     }
     s.checked += checked;
     s.dropped += outcome.dropped;
-    if (outcome.unremembered !== undefined) {
-      s.skipped += outcome.remembered;
-      this.log(
-        `dedup ${batch.span.topic}: ${outcome.remembered} new hashes not remembered, the ` +
-          `seen-set is unavailable: ${message(outcome.unremembered)}`,
-      );
-    }
     return outcome.dropped === 0 ? batch : { span: batch.span, records: outcome.records };
   }
 

@@ -1,8 +1,8 @@
 import type { SourceBatch } from '@thalweg/connector-core';
-import { inMemoryCoordination, type Coordination } from '@thalweg/coordination';
+import { BINARY_KEY_BYTES, inMemoryCoordination, type Coordination } from '@thalweg/coordination';
 import { describe, expect, it } from 'vitest';
 import { BinaryDecision } from '../../src/dedup/binary-decision.js';
-import { hashPacked, packValues } from '../../src/dedup/content-hash.js';
+import { CONTENT_HASH_BYTES, hashPacked, packValues } from '../../src/dedup/content-hash.js';
 import { ContentDedup } from '../../src/dedup/content-dedup.js';
 import { dedupConfigSchema } from '../../src/dedup/dedup-config.js';
 import { makeRecords } from '../doubles/memory-sources.js';
@@ -37,6 +37,7 @@ describe('BinaryDecision', () => {
     const out = decide(d, piece(0, 10, [1, 2, 1, null, 2, 1, 3]));
     expect(offsets({ ...piece(0, 0, []), records: out.records })).toEqual([10, 11, 13, 16]);
     expect(out).toMatchObject({ dropped: 3, remembered: 3 });
+    expect(CONTENT_HASH_BYTES).toBe(BINARY_KEY_BYTES);
     expect(set.size()).toBe(3);
   });
 
