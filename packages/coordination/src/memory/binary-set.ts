@@ -92,8 +92,9 @@ export class BinarySet {
     const partitions = new Uint32Array(count);
     const offsets = new Float64Array(count);
     for (let i = 0; i < count; i++) {
-      const e = this.table.find(keys, i);
-      if (e >= 0 && (this.expires[e] ?? 0) > now) {
+      // One probe: the key's entry, new or held.
+      const e = this.table.insert(keys, i);
+      if (!this.table.created && (this.expires[e] ?? 0) > now) {
         found[i] = 1;
         partitions[i] = this.partitions[e] ?? 0;
         offsets[i] = this.offsets[e] ?? 0;
@@ -101,7 +102,7 @@ export class BinarySet {
       }
       const p = places.partitions[i] ?? 0;
       const o = places.offsets[i] ?? 0;
-      this.put(keys, i, expiresAt, p, o);
+      this.fill(e, expiresAt, p, o);
       partitions[i] = p;
       offsets[i] = o;
     }
@@ -154,7 +155,11 @@ export class BinarySet {
   }
 
   private put(keys: Int32Array, at: number, expiresAt: number, partition: number, offset: number) {
-    const e = this.table.insert(keys, at);
+    this.fill(this.table.insert(keys, at), expiresAt, partition, offset);
+  }
+
+  /** Gives entry `e` its columns and makes it the newest add. */
+  private fill(e: number, expiresAt: number, partition: number, offset: number): void {
     this.partitions[e] = partition;
     this.offsets[e] = offset;
     this.expires[e] = expiresAt;

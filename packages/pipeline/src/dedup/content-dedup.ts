@@ -129,6 +129,7 @@ export class ContentDedup {
         unhashable: 0,
       });
     }
+    if (this.enabled) this.hashing.start();
   }
 
   /** Whether any stream has dedup on (no stream: `filter` is never called). */
