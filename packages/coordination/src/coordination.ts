@@ -24,6 +24,12 @@ export interface Coordination {
    * has none: asking for it is a ConfigError naming `coordination.mode`.
    */
   expiringSet(name: string, options?: ExpiringSetOptions): ExpiringSet;
+  /**
+   * The binary expiring set named `name`, where the mode holds its sets in
+   * this process (mode 1 and the in-memory fake); absent elsewhere. A set of
+   * its own, apart from `expiringSet(name)`.
+   */
+  binarySet?(name: string, options?: ExpiringSetOptions): BinaryExpiringSet;
   /** The last health seen (watched while running), without a round trip. */
   health(): CoordinationHealth;
   /** Stops the watches; mode 1 takes a last backup first. */
@@ -117,6 +123,46 @@ export interface ExpiringSet {
   addMany(keys: readonly string[], ttlMs: number, values?: readonly string[]): Promise<void>;
   /** How many keys are held (expired ones may still be counted until swept). */
   size(): Promise<number>;
+}
+
+/**
+ * Where a key was first seen, per key: a partition (an unsigned 32-bit
+ * number) and an offset (a safe non-negative integer).
+ */
+export interface Places {
+  readonly partitions: Uint32Array;
+  readonly offsets: Float64Array;
+}
+
+/** A binary lookup's answer: `found[i]` 1 when key i is held, and then its place. */
+export interface BinaryLookup extends Places {
+  readonly found: Uint8Array;
+}
+
+/**
+ * An expiring set of 16-byte keys (BINARY_KEY_BYTES: a content hash), each
+ * held with a place, in this process: the same exact membership, TTL and
+ * eviction as {@link ExpiringSet}, without a string per key. Keys are passed
+ * packed, key i at bytes [16 i, 16 i + 16). Every call takes effect when it
+ * is made, in call order (nothing is in flight), so it is synchronous; it
+ * throws TWG_COORDINATION_CLOSED once the coordination is closed.
+ */
+export interface BinaryExpiringSet {
+  /** For each of the `count` keys, whether it is held (added, not expired, not evicted) and where. */
+  getMany(keys: Uint8Array, count: number): BinaryLookup;
+  /** Adds every key (again: its TTL restarts, its place is replaced, it becomes the newest). */
+  addMany(keys: Uint8Array, count: number, ttlMs: number, places: Places): void;
+  /**
+   * Lookup and add in one pass, key by key in order: a key held answers the
+   * place it is held with (`found[i]` 1); any other is added with its place
+   * in `places`, to expire `ttlMs` from now, and answers that place. So a
+   * later key of the same call equal to an earlier one finds it held.
+   * Content dedup's whole question for a piece: a record whose answer is
+   * not its own place is a duplicate.
+   */
+  claimMany(keys: Uint8Array, count: number, ttlMs: number, places: Places): BinaryLookup;
+  /** How many keys are held (expired ones may still be counted until swept). */
+  size(): number;
 }
 
 export type CoordinationHealth =

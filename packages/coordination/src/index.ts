@@ -12,3 +12,4 @@ export {
   DEFAULT_MAX_SET_ENTRIES,
   type InMemoryCoordinationOptions,
 } from './memory/memory-coordination.js';
+export { BINARY_KEY_BYTES } from './memory/key-table.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { coordination, ManualScheduler } from '../src/index.js';
+import { BINARY_KEY_BYTES, coordination, ManualScheduler } from '../src/index.js';
 import { FakeClock, MemoryBackupStore } from './support/memory-fixture.js';
 
 async function open(store: MemoryBackupStore, clock = new FakeClock()) {
@@ -82,5 +82,50 @@ describe('mode 1 backup and restore', () => {
     await c.close();
     expect(scheduler.size).toBe(0);
     await expect(c.counters.get('x')).rejects.toMatchObject({ code: 'TWG_COORDINATION_CLOSED' });
+  });
+
+  it('backs up binary sets with their places, and restores them (a backup without any too)', async () => {
+    const store = new MemoryBackupStore();
+    const { c, clock } = await open(store);
+    const keys = new Uint8Array(2 * BINARY_KEY_BYTES).fill(1);
+    keys[BINARY_KEY_BYTES] = 2;
+    const set = c.binarySet?.('dedup/s', { maxEntries: 10 });
+    set?.addMany(keys, 2, 60_000, {
+      partitions: Uint32Array.of(3, 4),
+      offsets: Float64Array.of(10, 2 ** 40),
+    });
+    // A string set of the same name is another set.
+    await c.expiringSet('dedup/s').addMany(['h'], 60_000);
+    await c.close();
+    expect(JSON.parse(store.body ?? '{}')).toHaveProperty('binarySets');
+
+    const { c: again } = await open(store, clock);
+    const answer = again.binarySet?.('dedup/s').getMany(keys, 2);
+    expect(answer && [...answer.found]).toEqual([1, 1]);
+    expect(answer && [...answer.partitions]).toEqual([3, 4]);
+    expect(answer && [...answer.offsets]).toEqual([10, 2 ** 40]);
+    expect(await again.expiringSet('dedup/s').hasMany(['h'])).toEqual([true]);
+    await again.close();
+
+    const old = JSON.parse(store.body ?? '{}') as Record<string, unknown>;
+    delete old['binarySets'];
+    store.body = JSON.stringify(old);
+    const { c: before } = await open(store, clock);
+    expect(before.binarySet?.('dedup/s').size()).toBe(0);
+    await before.close();
+  });
+
+  it('refuses a backup whose binary set does not decode', async () => {
+    const store = new MemoryBackupStore();
+    store.body = JSON.stringify({
+      version: 1,
+      leases: [],
+      tokens: [],
+      members: [],
+      sets: [],
+      counters: [],
+      binarySets: [['s', { keys: 'AAAA', expiresAt: [1], partitions: [0], offsets: [0] }]],
+    });
+    await expect(open(store)).rejects.toMatchObject({ code: 'TWG_COORDINATION_BACKUP_CORRUPT' });
   });
 });

@@ -1,16 +1,19 @@
 import type { Lease } from '@thalweg/offset-store';
 import type {
+  BinaryExpiringSet,
   Coordination,
   CoordinationHealth,
   CoordinationMode,
   ExpiringSet,
   ExpiringSetOptions,
   Leases,
+  Places,
 } from '../coordination.js';
 import { leaseElection } from '../election.js';
 import { CoordinationError, invalidInput } from '../errors.js';
 import { checkDelta, checkKeys, checkName, checkTtl, checkValues } from '../input.js';
 import { intervalScheduler, type Scheduler } from '../scheduler.js';
+import { BINARY_KEY_BYTES, keyWords } from './key-table.js';
 import { MemoryState } from './memory-state.js';
 
 /** A set's bound unless told: about 100 MB of 64-character hashes. */
@@ -150,6 +153,41 @@ export class MemoryCoordination implements Coordination {
     };
   }
 
+  binarySet(name: string, options: ExpiringSetOptions = {}): BinaryExpiringSet {
+    checkName(name, 'name');
+    const max = checkMaxEntries(options.maxEntries);
+    const s = this.state;
+    const open = (): void => {
+      if (this.closed) {
+        throw new CoordinationError('TWG_COORDINATION_CLOSED', 'the coordination was closed');
+      }
+    };
+    return {
+      getMany: (keys, count) => {
+        open();
+        return s.binaryGetMany(name, checkedWords(keys, count), count);
+      },
+      addMany: (keys, count, ttlMs, places) => {
+        open();
+        const words = checkedWords(keys, count);
+        checkTtl(ttlMs);
+        checkPlaces(places, count);
+        s.binaryAddMany(name, words, count, ttlMs, max, places);
+      },
+      claimMany: (keys, count, ttlMs, places) => {
+        open();
+        const words = checkedWords(keys, count);
+        checkTtl(ttlMs);
+        checkPlaces(places, count);
+        return s.binaryClaimMany(name, words, count, ttlMs, max, places);
+      },
+      size: () => {
+        open();
+        return s.binarySetSize(name);
+      },
+    };
+  }
+
   health(): CoordinationHealth {
     return this.healthOf();
   }
@@ -178,6 +216,33 @@ export function checkMaxEntries(max: unknown): number {
     throw invalidInput('maxEntries', `${JSON.stringify(max)} is not a positive whole number`);
   }
   return max;
+}
+
+/** `count` packed binary keys as words, or TWG_COORDINATION_INVALID naming `keys`. */
+function checkedWords(keys: Uint8Array, count: number): Int32Array {
+  if (!(keys instanceof Uint8Array) || !Number.isSafeInteger(count) || count < 0) {
+    throw invalidInput('keys', 'must be a Uint8Array with a whole count of keys');
+  }
+  if (keys.byteLength < count * BINARY_KEY_BYTES) {
+    throw invalidInput('keys', `${keys.byteLength} bytes do not hold ${count} keys`);
+  }
+  return keyWords(keys, count);
+}
+
+/** A binary add's places: a partition and a safe non-negative offset per key. */
+function checkPlaces(places: Places, count: number): void {
+  if (!(places.partitions instanceof Uint32Array) || places.partitions.length < count) {
+    throw invalidInput('places.partitions', `must be a Uint32Array of at least ${count}`);
+  }
+  if (!(places.offsets instanceof Float64Array) || places.offsets.length < count) {
+    throw invalidInput('places.offsets', `must be a Float64Array of at least ${count}`);
+  }
+  for (let i = 0; i < count; i++) {
+    const o = places.offsets[i] ?? -1;
+    if (!Number.isSafeInteger(o) || o < 0) {
+      throw invalidInput(`places.offsets[${i}]`, `${o} is not a safe non-negative integer`);
+    }
+  }
 }
 
 export function checkLease(lease: unknown): asserts lease is Lease {

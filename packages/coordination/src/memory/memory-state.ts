@@ -1,5 +1,7 @@
 import type { Lease } from '@thalweg/offset-store';
+import type { BinaryLookup, Places } from '../coordination.js';
 import { CoordinationError } from '../errors.js';
+import { BinarySet, type BinarySetSnapshot } from './binary-set.js';
 
 /** An expiring set's entry: when it expires, and the value it was added with. */
 type SetEntry = [expiresAt: number, value: string];
@@ -13,8 +15,9 @@ interface HeldLease {
 /**
  * Everything mode 1 (and the in-memory fake) holds, on the injected clock:
  * leases with the last token of every key ever claimed (tokens only grow,
- * across a backup and restore too), members, expiring sets and counters.
- * Expired entries are dropped when read and by `sweep`.
+ * across a backup and restore too), members, expiring sets (string and
+ * binary) and counters. Expired entries read as absent and are dropped by
+ * `sweep`.
  */
 export class MemoryState {
   private readonly leases = new Map<string, HeldLease>();
@@ -22,6 +25,8 @@ export class MemoryState {
   private readonly members = new Map<string, { info: string; expiresAt: number }>();
   /** Per set, key -> [expiry, value], in the order added (a re-add moves a key last): eviction takes the first. */
   private readonly sets = new Map<string, Map<string, SetEntry>>();
+  /** Per binary set (a namespace apart from `sets`), its table. */
+  private readonly binarySets = new Map<string, BinarySet>();
   private readonly counters = new Map<string, number>();
 
   constructor(private readonly now: () => number) {}
@@ -115,6 +120,59 @@ export class MemoryState {
     return this.sets.get(set)?.size ?? 0;
   }
 
+  binaryGetMany(set: string, keys: Int32Array, count: number): BinaryLookup {
+    const table = this.binarySets.get(set);
+    if (table !== undefined) return table.getMany(keys, count, this.now());
+    return {
+      found: new Uint8Array(count),
+      partitions: new Uint32Array(count),
+      offsets: new Float64Array(count),
+    };
+  }
+
+  binaryAddMany(
+    set: string,
+    keys: Int32Array,
+    count: number,
+    ttlMs: number,
+    maxEntries: number,
+    places: Places,
+  ): void {
+    const table = this.binaryTable(set, count, maxEntries);
+    table.addMany(keys, count, this.now() + ttlMs, places, maxEntries);
+  }
+
+  binaryClaimMany(
+    set: string,
+    keys: Int32Array,
+    count: number,
+    ttlMs: number,
+    maxEntries: number,
+    places: Places,
+  ): BinaryLookup {
+    const now = this.now();
+    return this.binaryTable(set, count, maxEntries).claimMany(
+      keys,
+      count,
+      now,
+      now + ttlMs,
+      places,
+      maxEntries,
+    );
+  }
+
+  private binaryTable(set: string, count: number, maxEntries: number): BinarySet {
+    let table = this.binarySets.get(set);
+    if (table === undefined) {
+      this.binarySets.set(set, (table = new BinarySet(Math.min(count, maxEntries))));
+    }
+    return table;
+  }
+
+  binarySetSize(set: string): number {
+    return this.binarySets.get(set)?.size ?? 0;
+  }
+
   add(name: string, delta: number): number {
     const value = (this.counters.get(name) ?? 0) + delta;
     if (!Number.isSafeInteger(value)) {
@@ -141,6 +199,7 @@ export class MemoryState {
     for (const entries of this.sets.values()) {
       for (const [k, e] of entries) if (e[0] <= now) entries.delete(k);
     }
+    for (const table of this.binarySets.values()) table.sweep(now);
   }
 
   /** The state as a JSON document (version 1), expired entries left out. */
@@ -152,6 +211,7 @@ export class MemoryState {
       tokens: [...this.tokens],
       members: [...this.members],
       sets: [...this.sets].map(([name, entries]) => [name, [...entries]]),
+      binarySets: [...this.binarySets].map(([name, table]) => [name, table.snapshot()]),
       counters: [...this.counters],
     });
   }
@@ -159,11 +219,19 @@ export class MemoryState {
   /** Replaces the state with a snapshot's; throws TWG_COORDINATION_BACKUP_CORRUPT on anything else. */
   restore(body: string, where: string): void {
     let doc: Snapshot;
+    let binary: [string, BinarySet][];
     try {
       doc = JSON.parse(body) as Snapshot;
       if (doc.version !== 1) throw new Error(`version ${String(doc.version)} is not 1`);
       const maps = [doc.leases, doc.tokens, doc.members, doc.sets, doc.counters];
       if (!maps.every(Array.isArray)) throw new Error('a section is not a list');
+      // Absent from backups written before binary sets existed.
+      doc.binarySets ??= [];
+      if (!Array.isArray(doc.binarySets)) throw new Error('binarySets is not a list');
+      binary = doc.binarySets.map(([name, s]): [string, BinarySet] => [
+        name,
+        BinarySet.restored(s),
+      ]);
     } catch (e) {
       throw new CoordinationError(
         'TWG_COORDINATION_BACKUP_CORRUPT',
@@ -175,6 +243,7 @@ export class MemoryState {
     reset(this.tokens, doc.tokens);
     reset(this.members, doc.members);
     reset(this.counters, doc.counters);
+    reset(this.binarySets, binary);
     this.sets.clear();
     // Version 1 backups written before sets held values list [key, expiry] pairs.
     for (const [name, entries] of doc.sets) {
@@ -198,6 +267,7 @@ interface Snapshot {
   members: [string, { info: string; expiresAt: number }][];
   sets: [string, [string, SetEntry | number][]][];
   counters: [string, number][];
+  binarySets?: [string, BinarySetSnapshot][];
 }
 
 function reset<K, V>(map: Map<K, V>, entries: [K, V][]): void {

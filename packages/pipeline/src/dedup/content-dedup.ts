@@ -1,5 +1,6 @@
 import { ConfigError, type SourceBatch, type SourceRecord } from '@thalweg/connector-core';
 import type { Coordination, ExpiringSet } from '@thalweg/coordination';
+import { BinaryDecision } from './binary-decision.js';
 import type { DedupConfig } from './dedup-config.js';
 import { HashThread } from './hash-thread.js';
 import { UnconfirmedAdds } from './unconfirmed-adds.js';
@@ -21,7 +22,12 @@ export interface DedupStats {
 
 interface Stream {
   readonly config: DedupConfig;
-  readonly set: ExpiringSet;
+  /**
+   * The seen-set: binary where the coordination holds it in this process
+   * (decided at once, see binary-decision.ts), string-keyed otherwise (etcd:
+   * pipelined lookups and writes).
+   */
+  readonly seen: { readonly binary: BinaryDecision } | { readonly strings: ExpiringSet };
   /** The previous piece's decision: pieces are decided in the order they were given. */
   tail: Promise<unknown>;
   readonly unconfirmed: UnconfirmedAdds;
@@ -105,10 +111,15 @@ export class ContentDedup {
             'expiring set of mode 1, 3, 5 or 7',
         );
       }
-      const set = coordination.expiringSet(`dedup/${stream}`, { maxEntries: config.maxEntries });
+      const name = `dedup/${stream}`;
+      const options = { maxEntries: config.maxEntries };
+      const binary = coordination.binarySet?.(name, options);
       this.streams.set(stream, {
         config,
-        set,
+        seen:
+          binary === undefined
+            ? { strings: coordination.expiringSet(name, options) }
+            : { binary: new BinaryDecision(binary, config.windowMs) },
         tail: Promise.resolve(),
         unconfirmed: new UnconfirmedAdds(),
         writes: new Set(),
@@ -118,6 +129,7 @@ export class ContentDedup {
         unhashable: 0,
       });
     }
+    if (this.enabled) this.hashing.start();
   }
 
   /** Whether any stream has dedup on (no stream: `filter` is never called). */
@@ -135,7 +147,11 @@ export class ContentDedup {
   filter(batch: SourceBatch): Promise<SourceBatch> {
     const s = this.streams.get(batch.span.topic);
     if (s === undefined) return Promise.resolve(batch);
-    const decided = this.decide(s, batch, s.tail);
+    const seen = s.seen;
+    const decided =
+      'binary' in seen
+        ? this.decideAtOnce(s, seen.binary, batch, s.tail)
+        : this.decide(s, seen.strings, batch, s.tail);
     s.tail = decided.catch(() => undefined);
     return decided;
   }
@@ -153,8 +169,38 @@ export class ContentDedup {
     await this.hashing.close();
   }
 
+  /** A piece against an in-process binary set: hashed off-thread, then decided and remembered in one call. */
+  private async decideAtOnce(
+    s: Stream,
+    decision: BinaryDecision,
+    batch: SourceBatch,
+    prior: Promise<unknown>,
+  ): Promise<SourceBatch> {
+    const digests = await this.hashing.digests(s.config.key, batch.records);
+    let checked = 0;
+    for (const h of digests.hashed) checked += h;
+    s.unhashable += batch.records.length - checked;
+    await prior;
+    if (checked === 0) return batch;
+    let outcome;
+    try {
+      outcome = decision.decide(batch, digests);
+    } catch (error) {
+      s.skipped += checked;
+      this.log(
+        `dedup ${batch.span.topic}: the seen-set is unavailable; ${checked} records go on ` +
+          `with dedup off: ${message(error)}`,
+      );
+      return batch;
+    }
+    s.checked += checked;
+    s.dropped += outcome.dropped;
+    return outcome.dropped === 0 ? batch : { span: batch.span, records: outcome.records };
+  }
+
   private async decide(
     s: Stream,
+    set: ExpiringSet,
     batch: SourceBatch,
     prior: Promise<unknown>,
   ): Promise<SourceBatch> {
@@ -168,7 +214,7 @@ export class ContentDedup {
     const lookup: Promise<Lookup> =
       hashes.length === 0
         ? Promise.resolve({ seen: [] })
-        : within(s.set.getMany(hashes), s.config.timeoutMs).then(
+        : within(set.getMany(hashes), s.config.timeoutMs).then(
             (seen) => ({ seen }),
             (failed: unknown) => ({ failed }),
           );
@@ -211,7 +257,7 @@ export class ContentDedup {
         }
         for (const r of group) if (r !== keep) drop.add(r);
       });
-      if (fresh.size > 0) await this.remember(s, batch.span.topic, fresh);
+      if (fresh.size > 0) await this.remember(s, set, batch.span.topic, fresh);
       if (drop.size === 0) return batch;
       s.dropped += drop.size;
       return { span: batch.span, records: batch.records.filter((r) => !drop.has(r)) };
@@ -239,11 +285,16 @@ export class ContentDedup {
    * a slot when MAX_WRITES_IN_FLIGHT are out. The decision does not wait for
    * the write itself: until it settles, `UnconfirmedAdds` answers for it.
    */
-  private async remember(s: Stream, topic: string, fresh: Map<string, string>): Promise<void> {
+  private async remember(
+    s: Stream,
+    set: ExpiringSet,
+    topic: string,
+    fresh: Map<string, string>,
+  ): Promise<void> {
     while (s.writes.size >= MAX_WRITES_IN_FLIGHT) await Promise.race(s.writes);
     const settle = s.unconfirmed.writing(fresh);
     const write = within(
-      s.set.addMany([...fresh.keys()], s.config.windowMs, [...fresh.values()]),
+      set.addMany([...fresh.keys()], s.config.windowMs, [...fresh.values()]),
       s.config.timeoutMs,
     )
       .catch((error: unknown) => {

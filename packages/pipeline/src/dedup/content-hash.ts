@@ -9,14 +9,18 @@ export const CONTENT_HASH_BYTES = 16;
 export type HashKey = DedupConfig['key'];
 
 /**
- * The content hash of one value, hex: the declared fields of its JSON value
- * (their values, in the declared order) or the whole payload; null when a
- * declared field cannot be read (or a payload-keyed record is a tombstone),
- * and such a record is never dropped. Fields holding objects hash as
- * written, so the same object with its keys in another order reads as
- * different content: a missed dedup, never a drop.
+ * What one value's content hash digests: the declared fields of its JSON
+ * value (their values, in the declared order) or the whole payload; null
+ * when a declared field cannot be read (or a payload-keyed record is a
+ * tombstone), and such a record is never dropped. Fields holding objects
+ * hash as written, so the same object with its keys in another order reads
+ * as different content: a missed dedup, never a drop.
  */
-export function contentHashOf(key: HashKey, value: Uint8Array, tombstone: boolean): Buffer | null {
+function hashInput(
+  key: HashKey,
+  value: Uint8Array,
+  tombstone: boolean,
+): Uint8Array | string | null {
   let input: Uint8Array | string;
   if (key === 'payload') {
     if (tombstone) return null;
@@ -36,15 +40,36 @@ export function contentHashOf(key: HashKey, value: Uint8Array, tombstone: boolea
     }
     input = JSON.stringify(values);
   }
-  // The one-shot digest: for a few hundred bytes a Hash object's set-up dominates.
-  return hash('sha256', input, 'buffer').subarray(0, CONTENT_HASH_BYTES);
+  return input;
 }
 
-/** {@link contentHashOf} of a record, hex (the set's key). */
+/**
+ * Writes the content hash of one value (SHA-256 of {@link hashInput},
+ * truncated to CONTENT_HASH_BYTES) into `out` at `at`; false, writing
+ * nothing, where the value has none.
+ */
+function writeContentHash(
+  key: HashKey,
+  value: Uint8Array,
+  tombstone: boolean,
+  out: Buffer,
+  at: number,
+): boolean {
+  const input = hashInput(key, value, tombstone);
+  if (input === null) return false;
+  // The one-shot digest (for a few hundred bytes a Hash object's set-up
+  // dominates), as 'binary' (latin1): one character per byte, written straight into
+  // `out`, so no Buffer is made per digest.
+  out.write(hash('sha256', input, 'binary'), at, CONTENT_HASH_BYTES, 'latin1');
+  return true;
+}
+
+/** The content hash of a record, hex (the string set's key); null where it has none. */
 export function contentHash(config: DedupConfig, record: SourceRecord): string | null {
-  return (
-    contentHashOf(config.key, record.value, record.tombstone === true)?.toString('hex') ?? null
-  );
+  const out = Buffer.alloc(CONTENT_HASH_BYTES);
+  return writeContentHash(config.key, record.value, record.tombstone === true, out, 0)
+    ? out.toString('hex')
+    : null;
 }
 
 /**
@@ -84,19 +109,14 @@ export function hashPacked(
 ): { digests: Uint8Array<ArrayBuffer>; hashed: Uint8Array<ArrayBuffer> } {
   const n = packed.ends.length;
   const digests = new Uint8Array(n * CONTENT_HASH_BYTES);
+  const out = Buffer.from(digests.buffer);
   const hashed = new Uint8Array(n);
   let start = 0;
   for (let i = 0; i < n; i++) {
     const end = packed.ends[i] ?? start;
-    const digest = contentHashOf(
-      key,
-      packed.bytes.subarray(start, end),
-      packed.tombstones[i] === 1,
-    );
-    if (digest !== null) {
-      digests.set(digest, i * CONTENT_HASH_BYTES);
-      hashed[i] = 1;
-    }
+    const value = packed.bytes.subarray(start, end);
+    const tombstone = packed.tombstones[i] === 1;
+    if (writeContentHash(key, value, tombstone, out, i * CONTENT_HASH_BYTES)) hashed[i] = 1;
     start = end;
   }
   return { digests, hashed };

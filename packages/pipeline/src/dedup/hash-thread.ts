@@ -5,6 +5,12 @@ import type { SourceRecord } from '@thalweg/connector-core';
 import { hashPacked, hexKeys, packValues, type HashKey } from './content-hash.js';
 import type { HashAnswer, HashRequest } from './hash-worker.js';
 
+/** A piece's digests: see {@link HashThread.digests}. */
+export interface Digests {
+  readonly digests: Uint8Array;
+  readonly hashed: Uint8Array;
+}
+
 /**
  * Content hashing off the ingest thread: a piece's values go to one worker
  * thread packed in one buffer (transferred, not copied), its digests come
@@ -24,8 +30,17 @@ export class HashThread {
 
   /** The hex content hash of each record (null where it has none), in order. */
   async hash(key: HashKey, records: readonly SourceRecord[]): Promise<(string | null)[]> {
+    const { digests, hashed } = await this.digests(key, records);
+    return hexKeys(digests, hashed);
+  }
+
+  /**
+   * The content hashes of the records, packed: CONTENT_HASH_BYTES per record
+   * in `digests` (4-byte aligned), `hashed[i]` 0 where record i has none.
+   */
+  async digests(key: HashKey, records: readonly SourceRecord[]): Promise<Digests> {
     const worker = this.started();
-    if (worker === null) return inline(key, records);
+    if (worker === null) return hashPacked(key, packValues(records));
     const packed = packValues(records);
     const id = this.next++;
     const answer = await new Promise<HashAnswer>((resolve) => {
@@ -40,8 +55,17 @@ export class HashThread {
       if (this.waiting.size === 1) worker.ref();
     });
     // The thread failed mid-piece (its buffers went with it): this thread hashes it.
-    if ('error' in answer) return inline(key, records);
-    return hexKeys(answer.digests, answer.hashed);
+    if ('error' in answer) return hashPacked(key, packValues(records));
+    return { digests: answer.digests, hashed: answer.hashed };
+  }
+
+  /**
+   * Boots the thread now rather than on the first piece, so its start (a
+   * new isolate loading the module) overlaps what comes before that piece.
+   * Idle, it does not keep the process alive.
+   */
+  start(): void {
+    this.started();
   }
 
   async close(): Promise<void> {
@@ -81,11 +105,6 @@ export class HashThread {
     this.worker = worker;
     return worker;
   }
-}
-
-function inline(key: HashKey, records: readonly SourceRecord[]): (string | null)[] {
-  const { digests, hashed } = hashPacked(key, packValues(records));
-  return hexKeys(digests, hashed);
 }
 
 /**
