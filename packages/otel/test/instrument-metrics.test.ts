@@ -52,6 +52,7 @@ describe('instrumentMetrics', () => {
     const recovery = new Set<string>([
       METRICS.recoveryUnclaimedWindows.name,
       METRICS.recoveryMaxLag.name,
+      METRICS.rawUnread.name,
       METRICS.recoveryWindows.name,
       METRICS.recoveryRecords.name,
       METRICS.coverageLag.name,
