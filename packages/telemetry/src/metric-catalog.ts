@@ -1,25 +1,6 @@
-/** How a metric's value behaves, in the terms Prometheus and OpenTelemetry share. */
-export type MetricKind = 'counter' | 'gauge' | 'histogram';
+import { def, type MetricDef } from './metric-def.js';
 
-/** One named fact: the one place its name, meaning and labels are written. */
-export interface MetricDef {
-  readonly name: string;
-  readonly kind: MetricKind;
-  readonly help: string;
-  /** UCUM-style unit for OpenTelemetry (`s`, `By`, `1`, `{batch}`). */
-  readonly unit: string;
-  readonly labels: readonly string[];
-}
-
-function def<const L extends readonly string[]>(
-  name: string,
-  kind: MetricKind,
-  unit: string,
-  labels: L,
-  help: string,
-): MetricDef & { readonly labels: L } {
-  return { name, kind, unit, labels, help };
-}
+export type { MetricDef, MetricKind } from './metric-def.js';
 
 /** The labels of one ack lane: the sink's id, its role, and the stream within the sink. */
 const LANE = ['sink', 'role', 'stream'] as const;
