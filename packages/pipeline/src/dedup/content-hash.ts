@@ -1,6 +1,7 @@
 import { hash } from 'node:crypto';
 import type { SourceRecord } from '@thalweg/connector-core';
 import type { DedupConfig } from './dedup-config.js';
+import { FieldScanner } from './field-scan.js';
 
 /** Bytes of a content hash: SHA-256 truncated to 128 bits. */
 export const CONTENT_HASH_BYTES = 16;
@@ -10,52 +11,67 @@ export type HashKey = DedupConfig['key'];
 
 /**
  * What one value's content hash digests: the declared fields of its JSON
- * value (their values, in the declared order) or the whole payload; null
- * when a declared field cannot be read (or a payload-keyed record is a
- * tombstone), and such a record is never dropped. Fields holding objects
- * hash as written, so the same object with its keys in another order reads
- * as different content: a missed dedup, never a drop.
+ * value (their values, in the declared order, as `JSON.stringify` writes
+ * the array of them) or the whole payload; null when a declared field
+ * cannot be read (or a payload-keyed record is a tombstone), and such a
+ * record is never dropped. Fields holding objects hash as written, so the
+ * same object with its keys in another order reads as different content: a
+ * missed dedup, never a drop.
+ *
+ * Most values are read by the {@link FieldScanner} (no string decoded, no
+ * object made); the few it cannot be sure of are parsed, and both give the
+ * same input for the same value.
  */
-function hashInput(
-  key: HashKey,
-  value: Uint8Array,
-  tombstone: boolean,
-): Uint8Array | string | null {
-  let input: Uint8Array | string;
-  if (key === 'payload') {
-    if (tombstone) return null;
-    input = value;
-  } else {
-    let doc: unknown;
-    try {
-      doc = JSON.parse(utf8.decode(value));
-    } catch {
-      return null;
-    }
-    if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) return null;
-    const values: unknown[] = [];
-    for (const f of key.fields) {
-      if (!Object.hasOwn(doc, f)) return null;
-      values.push((doc as Record<string, unknown>)[f]);
-    }
-    input = JSON.stringify(values);
+class HashInputs {
+  private readonly scanner: FieldScanner | null;
+  private scratch = new Uint8Array(1024);
+
+  constructor(private readonly key: HashKey) {
+    this.scanner = key === 'payload' ? null : new FieldScanner(key.fields);
   }
-  return input;
+
+  input(value: Uint8Array, tombstone: boolean): Uint8Array | string | null {
+    const key = this.key;
+    if (key === 'payload') return tombstone ? null : value;
+    const need = value.byteLength + key.fields.length + 1;
+    if (this.scratch.byteLength < need) this.scratch = new Uint8Array(need * 2);
+    const scanned = (this.scanner as FieldScanner).scan(value, this.scratch);
+    if (scanned === 'none') return null;
+    if (scanned !== 'parse') return this.scratch.subarray(0, scanned);
+    return parsedInput(key.fields, value);
+  }
+}
+
+/** The declared fields' values through `JSON.parse`: the input the scanner must match. */
+export function parsedInput(fields: readonly string[], value: Uint8Array): string | null {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(utf8.decode(value));
+  } catch {
+    return null;
+  }
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) return null;
+  const values: unknown[] = [];
+  for (const f of fields) {
+    if (!Object.hasOwn(doc, f)) return null;
+    values.push((doc as Record<string, unknown>)[f]);
+  }
+  return JSON.stringify(values);
 }
 
 /**
- * Writes the content hash of one value (SHA-256 of {@link hashInput},
+ * Writes the content hash of one value (SHA-256 of its hash input,
  * truncated to CONTENT_HASH_BYTES) into `out` at `at`; false, writing
  * nothing, where the value has none.
  */
 function writeContentHash(
-  key: HashKey,
+  inputs: HashInputs,
   value: Uint8Array,
   tombstone: boolean,
   out: Buffer,
   at: number,
 ): boolean {
-  const input = hashInput(key, value, tombstone);
+  const input = inputs.input(value, tombstone);
   if (input === null) return false;
   // The one-shot digest (for a few hundred bytes a Hash object's set-up
   // dominates), as 'binary' (latin1): one character per byte, written straight into
@@ -67,7 +83,8 @@ function writeContentHash(
 /** The content hash of a record, hex (the string set's key); null where it has none. */
 export function contentHash(config: DedupConfig, record: SourceRecord): string | null {
   const out = Buffer.alloc(CONTENT_HASH_BYTES);
-  return writeContentHash(config.key, record.value, record.tombstone === true, out, 0)
+  const inputs = new HashInputs(config.key);
+  return writeContentHash(inputs, record.value, record.tombstone === true, out, 0)
     ? out.toString('hex')
     : null;
 }
@@ -111,12 +128,13 @@ export function hashPacked(
   const digests = new Uint8Array(n * CONTENT_HASH_BYTES);
   const out = Buffer.from(digests.buffer);
   const hashed = new Uint8Array(n);
+  const inputs = new HashInputs(key);
   let start = 0;
   for (let i = 0; i < n; i++) {
     const end = packed.ends[i] ?? start;
     const value = packed.bytes.subarray(start, end);
     const tombstone = packed.tombstones[i] === 1;
-    if (writeContentHash(key, value, tombstone, out, i * CONTENT_HASH_BYTES)) hashed[i] = 1;
+    if (writeContentHash(inputs, value, tombstone, out, i * CONTENT_HASH_BYTES)) hashed[i] = 1;
     start = end;
   }
   return { digests, hashed };
