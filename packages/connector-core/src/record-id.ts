@@ -92,23 +92,52 @@ export class RecordIdHasher {
   }
 
   id(offset: number, payload: Uint8Array): Buffer {
+    return Buffer.from(this.digest(offset, payload, 'binary'), 'latin1').subarray(
+      0,
+      RECORD_ID_BYTES,
+    );
+  }
+
+  /**
+   * Writes the id into `out` at `at`: RECORD_ID_BYTES raw bytes, or their
+   * 2 x RECORD_ID_BYTES lower-case hex digits (ASCII). No Buffer is made per
+   * id, which is most of what a one-shot digest costs for a small payload;
+   * a column of ids is written straight into its data buffer this way.
+   */
+  writeId(
+    offset: number,
+    payload: Uint8Array,
+    encoding: 'hex' | 'binary',
+    out: Buffer,
+    at: number,
+  ): void {
+    if (encoding === 'hex') {
+      out.write(this.digest(offset, payload, 'hex'), at, 2 * RECORD_ID_BYTES, 'latin1');
+    } else {
+      out.write(this.digest(offset, payload, 'binary'), at, RECORD_ID_BYTES, 'latin1');
+    }
+  }
+
+  /** SHA-256 of the layout as a string: 'binary' one character per byte, or 'hex'. */
+  private digest(offset: number, payload: Uint8Array, as: 'hex' | 'binary'): string {
     checkOffset(offset, 'offset');
-    if (payload.byteLength <= SMALL_PAYLOAD) return this.idSmall(offset, payload);
+    if (payload.byteLength <= SMALL_PAYLOAD) return this.digestSmall(offset, payload, as);
     const tail = this.tail;
     // Two u32 halves instead of BigInt: both values are safe integers.
     tail.writeUInt32BE(Math.floor(offset / 0x1_0000_0000), 0);
     tail.writeUInt32BE(offset >>> 0, 4);
     tail.writeUInt32BE(Math.floor(payload.byteLength / 0x1_0000_0000), 8);
     tail.writeUInt32BE(payload.byteLength >>> 0, 12);
-    const digest = createHash('sha256').update(this.prefix).update(tail).update(payload).digest();
-    return digest.subarray(0, RECORD_ID_BYTES);
+    return createHash('sha256').update(this.prefix).update(tail).update(payload).digest(as);
   }
 
   /**
    * Small payloads: one contiguous buffer and the one-shot digest, because
    * for a few hundred bytes the per-call cost of a Hash object dominates.
+   * The digest comes back as a string: a Buffer result costs about twice as
+   * much per call.
    */
-  private idSmall(offset: number, payload: Uint8Array): Buffer {
+  private digestSmall(offset: number, payload: Uint8Array, as: 'hex' | 'binary'): string {
     const head = this.prefix.length;
     const length = head + 16 + payload.byteLength;
     if (this.scratch.length < length) {
@@ -122,7 +151,7 @@ export class RecordIdHasher {
     s.writeUInt32BE(0, head + 8);
     s.writeUInt32BE(payload.byteLength, head + 12);
     s.set(payload, head + 16);
-    return hash('sha256', s.subarray(0, length), 'buffer').subarray(0, RECORD_ID_BYTES);
+    return hash('sha256', s.subarray(0, length), as);
   }
 
   hex(offset: number, payload: Uint8Array): string {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { RecordIdHasher, recordIdHex, recordId, RECORD_ID_BYTES } from '../src/record-id.js';
@@ -100,6 +101,38 @@ describe('record id', () => {
         },
       ),
     );
+  });
+
+  it('writes the same id, hex or raw, into a buffer at any place, for small and large payloads', () => {
+    // The documented layout, hashed here independently of the hasher.
+    const reference = (topic: string, partition: number, offset: number, payload: Uint8Array) => {
+      const head = Buffer.alloc(8 + 2 + 2 + 2 + Buffer.byteLength(topic) + 4 + 8 + 8);
+      let at = head.write('twg.rid1', 0, 'ascii');
+      at = head.writeUInt16BE(2, at);
+      at += head.write('c1', at);
+      at = head.writeUInt16BE(Buffer.byteLength(topic), at);
+      at += head.write(topic, at);
+      at = head.writeUInt32BE(partition, at);
+      at = head.writeBigUInt64BE(BigInt(offset), at);
+      head.writeBigUInt64BE(BigInt(payload.byteLength), at);
+      return createHash('sha256').update(head).update(payload).digest().subarray(0, 16);
+    };
+    const big = Uint8Array.from({ length: 70_000 }, (_, i) => (i * 7) % 251);
+    for (const payload of [
+      new Uint8Array(0),
+      big.subarray(0, 300),
+      big.subarray(0, 16 * 1024),
+      big,
+    ]) {
+      const hasher = new RecordIdHasher('c1', 't', 3);
+      const want = reference('t', 3, 2 ** 40 + 5, payload);
+      const out = Buffer.alloc(3 + 2 * RECORD_ID_BYTES);
+      hasher.writeId(2 ** 40 + 5, payload, 'hex', out, 3);
+      expect(out.subarray(3).toString('latin1')).toBe(want.toString('hex'));
+      hasher.writeId(2 ** 40 + 5, payload, 'binary', out, 1);
+      expect(out.subarray(1, 17).equals(want)).toBe(true);
+      expect(hasher.id(2 ** 40 + 5, payload).equals(want)).toBe(true);
+    }
   });
 
   it('changes when any input changes', () => {

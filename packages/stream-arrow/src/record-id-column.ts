@@ -19,12 +19,6 @@ export interface RecordProvenance {
   readonly payloads: ArrayLike<Uint8Array>;
 }
 
-/** ASCII codes of the two lower-case hex digits of each byte value. */
-const HEX_BYTES = Array.from({ length: 256 }, (_, b) => {
-  const pair = b.toString(16).padStart(2, '0');
-  return [pair.charCodeAt(0), pair.charCodeAt(1)] as const;
-});
-
 /**
  * The record id column for `rows` rows, as 32 lower-case hex digits (utf8)
  * or 16 raw bytes (binary). Both have a fixed width, so the value offsets
@@ -53,26 +47,18 @@ export function recordIdColumn(
   }
   const width = encoding === 'hex' ? 2 * RECORD_ID_BYTES : RECORD_ID_BYTES;
   const data = new Uint8Array(rows * width);
+  const out = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
   const valueOffsets = new Int32Array(rows + 1);
   for (let row = 0; row < rows; row++) {
     const payload = provenance.payloads[row];
     if (!(payload instanceof Uint8Array)) {
       fail('TWG_ARROW_INPUT_INVALID', field, row, 'record id payload is not a Uint8Array');
     }
-    let id: Uint8Array;
+    const at = row * width;
     try {
-      id = hasher.id(provenance.offsets[row] ?? Number.NaN, payload);
+      hasher.writeId(provenance.offsets[row] ?? Number.NaN, payload, encoding, out, at);
     } catch (cause) {
       return fail('TWG_ARROW_INPUT_INVALID', field, row, reason(cause), cause);
-    }
-    const at = row * width;
-    if (encoding === 'binary') data.set(id, at);
-    else {
-      for (let i = 0; i < RECORD_ID_BYTES; i++) {
-        const [hi, lo] = HEX_BYTES[id[i] ?? 0] ?? [0, 0];
-        data[at + 2 * i] = hi;
-        data[at + 2 * i + 1] = lo;
-      }
     }
     valueOffsets[row + 1] = at + width;
   }
