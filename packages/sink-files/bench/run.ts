@@ -28,6 +28,11 @@
 // untimed pass. Then raw-open:
 // see raw-open.ts (`--raw-open-mb N`, default 1024).
 //
+// Against the disk: disk_mb_per_s is what raw put on the disk (files, not
+// payload) per second; fsync_write_mb_per_s writes as many bytes to one file
+// sequentially and fsyncs once (dd bs=1M conv=fsync), right after each run on
+// the same file system; ratio_to_disk is the first over the second.
+//
 // Per record:
 // - submit_ns: wall time in the synchronous part of `submit` (check, pack,
 //   hand-over), what the source's thread waits for raw;
@@ -51,6 +56,7 @@ import {
   RawSegmentSink,
   type RawWriterMode,
 } from '@thalweg/sink-files';
+import { bytesUnder, sequentialWriteMbPerS } from './disk-ceiling.js';
 import { rawOpenBench } from './raw-open.js';
 
 const RECORDS = 200_000;
@@ -151,12 +157,17 @@ async function run(
     // (`pnpm bench` runs node with --expose-gc).
     collectGarbage?.();
     const before = sink.stats();
+    const bytesBefore = bytesUnder(dir);
     const cpuStart = threadCpu();
     const started = performance.now();
     const { records, inSubmit } = await submitAll(sink, data, serial);
     await sink.close();
     const seconds = (performance.now() - started) / 1000;
     const cpuEnd = threadCpu();
+    // What the timed run put on the disk.
+    const diskBytes = bytesUnder(dir) - bytesBefore;
+    // The disk's ceiling for the same bytes, measured right after, on the same file system.
+    const ceilingMbPerS = await sequentialWriteMbPerS(dir, diskBytes);
     const stats = sink.stats();
     const segments = stats.segmentsWritten - before.segmentsWritten;
     // A verified read of everything written: every byte against its checksum, then decoded.
@@ -182,6 +193,9 @@ async function run(
         cpuStart === null || cpuEnd === null ? null : cpuEnd - cpuStart,
         records,
       ),
+      disk_mb_per_s: Number((diskBytes / 1e6 / seconds).toFixed(1)),
+      fsync_write_mb_per_s: Number(ceilingMbPerS.toFixed(1)),
+      ratio_to_disk: Number((diskBytes / 1e6 / seconds / ceilingMbPerS).toFixed(2)),
       segments,
       coalesce: Number(((stats.batchesWritten - before.batchesWritten) / segments).toFixed(1)),
     };
