@@ -73,8 +73,7 @@ export class MirroredBinarySet {
       if (replaced) this.release(this.owners[e] ?? -1);
       this.owners[e] = this.fillOwner;
       this.revisions[e] = this.fillRevision;
-      const p = this.pieces.get(this.fillOwner);
-      if (p !== undefined) p.live += 1;
+      this.fillPiece.live += 1;
     },
     removing: (e) => {
       this.release(this.owners[e] ?? -1);
@@ -83,8 +82,9 @@ export class MirroredBinarySet {
   private set: BinarySet;
   private owners: Int32Array;
   private revisions: Float64Array;
-  /** The owner and revision `hooks.filled` gives the entries being filled. */
+  /** The piece (its number, its revision) `hooks.filled` gives the entries being filled. */
   private fillOwner = -1;
+  private fillPiece: Piece = { key: '', words: new Int32Array(0), count: 0, live: 0 };
   private fillRevision = 0;
   private readonly pieces = new Map<number, Piece>();
   private readonly indexOf = new Map<string, number>();
@@ -206,7 +206,8 @@ export class MirroredBinarySet {
   ): BinaryLookup {
     const index = this.nextPiece++;
     const key = `${this.d.prefix}${this.id}-${(this.written++).toString(36)}`;
-    this.pieces.set(index, { key, words: new Int32Array(0), count: 0, live: 0 });
+    this.fillPiece = { key, words: new Int32Array(0), count: 0, live: 0 };
+    this.pieces.set(index, this.fillPiece);
     this.indexOf.set(key, index);
     this.fillOwner = index;
     this.fillRevision = UNCONFIRMED;
@@ -272,17 +273,21 @@ export class MirroredBinarySet {
   }
 
   private applyKv(kv: IKeyValue): void {
+    const key = kv.key.toString('utf8');
+    // Held already: this process's own piece, seen again by the watch.
+    if (this.indexOf.has(key)) return;
     const piece = decodePiece(kv.value);
     // Not a piece of this version (a foreign or garbage value): nothing in it is a key of the set.
     if (piece === null) return;
-    this.applyPiece(kv.key.toString('utf8'), this.nextPiece++, Number(kv.mod_revision), piece);
+    this.applyPiece(key, this.nextPiece++, Number(kv.mod_revision), piece);
   }
 
   /** A piece into the copy: each key takes its place unless the copy holds a newer revision of it. */
   private applyPiece(key: string, index: number, revision: number, piece: BinaryPiece): void {
     if (this.indexOf.has(key) || piece.expiresAt <= this.d.now()) return;
     const words = keyWords(piece.keys, piece.count);
-    this.pieces.set(index, { key, words, count: piece.count, live: 0 });
+    this.fillPiece = { key, words, count: piece.count, live: 0 };
+    this.pieces.set(index, this.fillPiece);
     this.indexOf.set(key, index);
     this.fillOwner = index;
     this.fillRevision = revision;
