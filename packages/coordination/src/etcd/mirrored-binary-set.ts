@@ -328,8 +328,9 @@ export class MirroredBinarySet {
 
   private confirmed(w: PieceWrite, revision: number): void {
     if (!this.pieces.has(w.index)) {
-      // Every key of it was evicted while it was written: it goes from etcd too.
-      this.deleteFromEtcd(w.key);
+      // Every key of it was evicted while it was written: it goes from etcd too (unless a
+      // reload found it written already, and holds it as loaded).
+      if (!this.indexOf.has(w.key)) this.deleteFromEtcd(w.key);
       return;
     }
     this.setRevision(w.index, revision);

@@ -79,6 +79,11 @@ type Lookup = { readonly seen: readonly (string | null)[] } | { readonly failed:
  * (a missed dedup, a false negative), and sinks stay idempotent on the
  * record id regardless.
  *
+ * On a binary set (mode 1, the fake, etcd: every mode that offers one) a
+ * piece is decided in one `claimMany` against the set's copy in this
+ * process (binary-decision.ts); on etcd the set writes it for the other
+ * processes in the background. Otherwise, on a string set:
+ *
  * Pipelined: a piece's bulk lookup leaves as soon as `filter` is called,
  * while earlier pieces are still being decided; decisions are made one at a
  * time in call order, and the first occurrences they find are written to
