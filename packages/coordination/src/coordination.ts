@@ -25,11 +25,11 @@ export interface Coordination {
    */
   expiringSet(name: string, options?: ExpiringSetOptions): ExpiringSet;
   /**
-   * The binary expiring set named `name`, where the mode holds its sets in
-   * this process (mode 1 and the in-memory fake); absent elsewhere. A set of
-   * its own, apart from `expiringSet(name)`.
+   * The binary expiring set named `name`: mode 1 and the in-memory fake hold
+   * it in this process, etcd (3, 5, 7) in a copy in each process (ADR 0037);
+   * absent in mode 0. A set of its own, apart from `expiringSet(name)`.
    */
-  binarySet?(name: string, options?: ExpiringSetOptions): BinaryExpiringSet;
+  binarySet?(name: string, options?: BinarySetOptions): BinaryExpiringSet;
   /** The last health seen (watched while running), without a round trip. */
   health(): CoordinationHealth;
   /** Stops the watches; mode 1 takes a last backup first. */
@@ -102,6 +102,16 @@ export interface ExpiringSetOptions {
   readonly maxEntries?: number;
 }
 
+export interface BinarySetOptions extends ExpiringSetOptions {
+  /**
+   * Told when `keys` keys added here could not be written where other
+   * processes read them (etcd: a background write failed or was dropped at
+   * close). They stay held here; other processes miss them (a missed dedup,
+   * never a wrong one). Never called in process (mode 1, the fake).
+   */
+  readonly onUnwritten?: (keys: number, error: Error) => void;
+}
+
 /**
  * A bounded set of keys that each expire a TTL after they were added, with
  * exact membership: never a probabilistic filter, whose false positive
@@ -141,13 +151,28 @@ export interface BinaryLookup extends Places {
 
 /**
  * An expiring set of 16-byte keys (BINARY_KEY_BYTES: a content hash), each
- * held with a place, in this process: the same exact membership, TTL and
- * eviction as {@link ExpiringSet}, without a string per key. Keys are passed
- * packed, key i at bytes [16 i, 16 i + 16). Every call takes effect when it
- * is made, in call order (nothing is in flight), so it is synchronous; it
- * throws TWG_COORDINATION_CLOSED once the coordination is closed.
+ * held with a place, answered from this process: the same exact membership,
+ * TTL and eviction as {@link ExpiringSet}, without a string per key. Keys are
+ * passed packed, key i at bytes [16 i, 16 i + 16). Every call takes effect in
+ * this process when it is made, in call order, so it is synchronous; on etcd
+ * an add also reaches the other processes' copies in the background (see
+ * `flushed`). A call throws TWG_COORDINATION_CLOSED once the coordination is
+ * closed, and on etcd TWG_COORDINATION_UNAVAILABLE while the copy is not kept
+ * current (not loaded yet, no quorum, the watch down).
  */
 export interface BinaryExpiringSet {
+  /**
+   * Resolves once the set answers (etcd: its copy loaded and watched; at
+   * once in process); rejects with TWG_COORDINATION_UNAVAILABLE when it
+   * cannot now, and the next call tries again.
+   */
+  ready(): Promise<void>;
+  /**
+   * Resolves once every add made so far was written where other processes
+   * read it, or failed (told to `onUnwritten`); never rejects. At once in
+   * process.
+   */
+  flushed(): Promise<void>;
   /** For each of the `count` keys, whether it is held (added, not expired, not evicted) and where. */
   getMany(keys: Uint8Array, count: number): BinaryLookup;
   /** Adds every key (again: its TTL restarts, its place is replaced, it becomes the newest). */

@@ -1,6 +1,7 @@
 import { privateEtcd, waitFor, type PrivateEtcd } from '@thalweg/test-services';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Lease } from '../src/index.js';
+import { binaryKeys, heldOf, placesOf } from './support/binary-set-contract.js';
 import { openOnEtcd } from './support/etcd-fixture.js';
 
 // Members are killed here: on a cluster of this file's own (port base 28379),
@@ -39,6 +40,12 @@ describe('etcd faults', () => {
   it('two of three killed: no quorum, and a lease waits out its TTL once they return', async () => {
     const c = await openOnEtcd({ healthIntervalMs: 200 }, cluster);
     const lease = (await c.leases.acquire('w/2', 'pod-a', 2000)) as Lease;
+    const unwritten: number[] = [];
+    const seen = c.binarySet?.('seen', { onUnwritten: (keys) => unwritten.push(keys) });
+    if (seen === undefined) throw new Error('etcd offers binary sets');
+    await seen.ready();
+    seen.claimMany(binaryKeys(1), 1, 60_000, placesOf(1));
+    await seen.flushed();
     await member('kill-member', 2);
     await member('kill-member', 3);
     await waitFor(
@@ -49,9 +56,30 @@ describe('etcd faults', () => {
     await expect(c.leases.acquire('w/2', 'pod-b', 2000)).rejects.toMatchObject({
       code: 'TWG_COORDINATION_UNAVAILABLE',
     });
+    // The binary set throws at once rather than answer from a copy nobody keeps current.
+    const unavailable = { code: 'TWG_COORDINATION_UNAVAILABLE' };
+    expect(() => seen.getMany(binaryKeys(1), 1)).toThrow(expect.objectContaining(unavailable));
+    expect(() => seen.claimMany(binaryKeys(2), 1, 60_000, placesOf(1))).toThrow(
+      expect.objectContaining(unavailable),
+    );
     await member('start-member', 2);
     await member('start-member', 3);
     await waitFor(() => c.health().kind === 'quorum', 'quorum again', { timeoutMs: 30_000 });
+    // It answers again, still holding what it held, and its claims are written.
+    await waitFor(
+      () => {
+        try {
+          return heldOf(seen, [1, 2]).join() === '1';
+        } catch {
+          return false;
+        }
+      },
+      'the binary set answering again',
+      { timeoutMs: 30_000, everyMs: 200 },
+    );
+    seen.claimMany(binaryKeys(2), 1, 60_000, placesOf(1));
+    await seen.flushed();
+    expect(unwritten).toEqual([]);
     // The old claim is still there until its TTL passes on the cluster; then pod-b gets it.
     await waitFor(
       async () => (await c.leases.acquire('w/2', 'pod-b', 2000)) !== null,

@@ -5,10 +5,14 @@ import {
   inMemoryCoordination,
   ManualScheduler,
 } from '../src/index.js';
-import { describeCoordinationContract } from './support/coordination-contract.js';
+import { describeBinarySetContract } from './support/binary-set-contract.js';
+import {
+  describeCoordinationContract,
+  type CoordinationContractBackend,
+} from './support/coordination-contract.js';
 import { drivenFixture, FakeClock, MemoryBackupStore } from './support/memory-fixture.js';
 
-describeCoordinationContract('in-memory fake', {
+const fake: CoordinationContractBackend = {
   ttlMs: 1000,
   async fresh() {
     const clock = new FakeClock();
@@ -18,9 +22,9 @@ describeCoordinationContract('in-memory fake', {
       ...drivenFixture(clock, scheduler),
     };
   },
-});
+};
 
-describeCoordinationContract('mode 1 (single node, backed up)', {
+const single: CoordinationContractBackend = {
   ttlMs: 1000,
   async fresh() {
     const clock = new FakeClock();
@@ -33,7 +37,12 @@ describeCoordinationContract('mode 1 (single node, backed up)', {
     });
     return { coordination: c, ...drivenFixture(clock, scheduler) };
   },
-});
+};
+
+describeCoordinationContract('in-memory fake', fake);
+describeCoordinationContract('mode 1 (single node, backed up)', single);
+describeBinarySetContract('in-memory fake', fake);
+describeBinarySetContract('mode 1 (single node, backed up)', single);
 
 describe('the in-memory binary set', () => {
   const keys = (...ids: number[]) => {

@@ -2,6 +2,8 @@ import { ConfigError } from '@thalweg/connector-core';
 import type { Lease } from '@thalweg/offset-store';
 import { Etcd3, type IKeyValue } from 'etcd3';
 import type {
+  BinaryExpiringSet,
+  BinarySetOptions,
   Coordination,
   CoordinationHealth,
   ExpiringSet,
@@ -9,6 +11,7 @@ import type {
   Leases,
 } from '../coordination.js';
 import { leaseElection } from '../election.js';
+import { MirroredBinarySet } from './mirrored-binary-set.js';
 import { MirroredSet } from './mirrored-set.js';
 import { CoordinationError } from '../errors.js';
 import { checkDelta, checkName, checkTtl } from '../input.js';
@@ -254,6 +257,27 @@ export async function openEtcdCoordination(o: ClusterOptions): Promise<Coordinat
     return set;
   };
 
+  // Binary sets apart, under `bset/`: a binary set is not the string set of the same name.
+  const binarySets = new Map<string, MirroredBinarySet>();
+  const binarySet = (name: string, options: BinarySetOptions = {}): BinaryExpiringSet => {
+    checkName(name, 'name');
+    const max = checkMaxEntries(options.maxEntries);
+    const id = `${max}\u0000${name}`;
+    let set = binarySets.get(id);
+    if (set === undefined) {
+      set = new MirroredBinarySet({
+        client,
+        prefix: `${ns}bset/${name}/`,
+        maxEntries: max,
+        quorate: () => health.kind === 'quorum',
+        grant: async (ttl) => (await client.leaseClient.leaseGrant({ TTL: ttl, ID: 0 })).ID,
+        now: Date.now,
+      });
+      binarySets.set(id, set);
+    }
+    return set.handle(options.onUnwritten);
+  };
+
   return {
     mode: o.mode,
     leases,
@@ -261,10 +285,12 @@ export async function openEtcdCoordination(o: ClusterOptions): Promise<Coordinat
     membership,
     counters,
     expiringSet,
+    binarySet,
     health: () => health,
     async close() {
       for (const stop of stops.splice(0)) stop();
       for (const set of sets.values()) set.close();
+      await Promise.all([...binarySets.values()].map((set) => set.close()));
       client.close();
       for (const p of probes) p.close();
     },

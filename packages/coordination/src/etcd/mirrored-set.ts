@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import type { Etcd3, IKeyValue, Watcher } from 'etcd3';
+import type { Etcd3, IKeyValue } from 'etcd3';
 import type { ExpiringSet } from '../coordination.js';
 import { CoordinationError } from '../errors.js';
 import { checkKeys, checkTtl, checkValues } from '../input.js';
+import { ReusedLease } from './reused-lease.js';
+import { WatchedPrefix } from './watched-prefix.js';
 
 /** What a mirrored set needs of its coordination. */
 export interface MirrorDeps {
@@ -21,9 +23,6 @@ export interface MirrorDeps {
 
 /** Largest value one etcd put carries: below etcd's default 1.5 MiB request bound. */
 const MAX_PIECE_BYTES = 512 * 1024;
-
-/** A lease serves the writes of this long before a new one is granted; keys expire at most this late in etcd. */
-const LEASE_REUSE_MS = 5_000;
 
 interface Entry {
   readonly value: string;
@@ -66,15 +65,27 @@ interface PieceValue {
 export class MirroredSet implements ExpiringSet {
   private readonly entries = new Map<string, Entry>();
   private readonly pieces = new Map<string, Piece>();
-  private loading: Promise<void> | null = null;
-  private watcher: Watcher | null = null;
-  private connected = false;
-  private closed = false;
-  private lease: { id: string; ttlMs: number; grantedAt: number } | null = null;
+  private readonly watched: WatchedPrefix;
+  private readonly lease: ReusedLease;
   private readonly writer = randomBytes(6).toString('hex');
   private written = 0;
 
-  constructor(private readonly d: MirrorDeps) {}
+  constructor(private readonly d: MirrorDeps) {
+    this.watched = new WatchedPrefix(d.client, d.prefix, {
+      loaded: (kvs) => {
+        this.entries.clear();
+        this.pieces.clear();
+        for (const kv of kvs) this.applyKv(kv);
+      },
+      put: (kv) => {
+        this.applyKv(kv);
+      },
+      deleted: (key) => {
+        this.remove(key);
+      },
+    });
+    this.lease = new ReusedLease(d.grant, d.now);
+  }
 
   hasMany(keys: readonly string[]): Promise<boolean[]> {
     return this.lookUp(keys, (e) => e !== null);
@@ -90,9 +101,9 @@ export class MirroredSet implements ExpiringSet {
       checkTtl(ttlMs);
       checkValues(keys, values);
       if (keys.length === 0) return;
-      await this.ready();
+      await this.watched.ready();
       const expiresAt = this.d.now() + ttlMs;
-      const lease = await this.leaseFor(ttlMs);
+      const lease = await this.lease.for(ttlMs);
       await Promise.all(
         pieces(keys, values).map(async (entries) => {
           const key = `${this.d.prefix}${this.writer}-${(this.written++).toString(36)}`;
@@ -107,25 +118,23 @@ export class MirroredSet implements ExpiringSet {
 
   size(): Promise<number> {
     return this.d.call('counting a set', async () => {
-      await this.ready();
+      await this.watched.ready();
       return this.entries.size;
     });
   }
 
   close(): void {
-    this.closed = true;
-    void this.watcher?.cancel().catch(() => undefined);
-    this.watcher = null;
+    this.watched.close();
   }
 
   private lookUp<T>(keys: readonly string[], answer: (e: Entry | null) => T): Promise<T[]> {
     return this.d.call('looking keys up', async () => {
       checkKeys(keys);
-      await this.ready();
-      if (!this.d.quorate() || !this.connected) {
+      await this.watched.ready();
+      if (!this.d.quorate() || !this.watched.current) {
         throw new CoordinationError(
           'TWG_COORDINATION_UNAVAILABLE',
-          `etcd: the set under ${this.d.prefix} is not kept current (${this.connected ? 'no quorum' : 'its watch is down'})`,
+          `etcd: the set under ${this.d.prefix} is not kept current (${this.watched.current ? 'no quorum' : 'its watch is down'})`,
         );
       }
       const now = this.d.now();
@@ -133,54 +142,6 @@ export class MirroredSet implements ExpiringSet {
         const e = this.entries.get(k);
         return answer(e !== undefined && e.expiresAt > now ? e : null);
       });
-    });
-  }
-
-  /** The copy loaded and watched; a failed load is tried again by the next call. */
-  private ready(): Promise<void> {
-    if (this.closed) {
-      return Promise.reject(new CoordinationError('TWG_COORDINATION_CLOSED', 'the set is closed'));
-    }
-    this.loading ??= this.load().catch((error: unknown) => {
-      this.loading = null;
-      throw error;
-    });
-    return this.loading;
-  }
-
-  private async load(): Promise<void> {
-    const res = await this.d.client.getAll().prefix(this.d.prefix).exec();
-    this.entries.clear();
-    this.pieces.clear();
-    const kvs = [...res.kvs].sort((a, b) =>
-      compare(BigInt(a.mod_revision), BigInt(b.mod_revision)),
-    );
-    for (const kv of kvs) this.applyKv(kv);
-    const watcher = await this.d.client
-      .watch()
-      .prefix(this.d.prefix)
-      .startRevision(String(BigInt(res.header.revision) + 1n))
-      .create();
-    if (this.closed) {
-      await watcher.cancel();
-      return;
-    }
-    this.watcher = watcher;
-    this.connected = true;
-    watcher.on('put', (kv) => {
-      this.applyKv(kv);
-    });
-    watcher.on('delete', (kv) => {
-      this.remove(kv.key.toString('utf8'));
-    });
-    watcher.on('disconnected', () => (this.connected = false));
-    watcher.on('connected', () => (this.connected = true));
-    // A revision compacted away (or any failure to resume): load the whole copy again.
-    watcher.on('error', () => {
-      this.connected = false;
-      void watcher.cancel().catch(() => undefined);
-      this.watcher = null;
-      this.loading = null;
     });
   }
 
@@ -240,16 +201,6 @@ export class MirroredSet implements ExpiringSet {
     this.pieces.delete(piece);
     for (const key of p.keys) if (this.entries.get(key)?.piece === piece) this.entries.delete(key);
   }
-
-  /** One etcd lease per TTL, reused for LEASE_REUSE_MS: keys never expire early, at most that late. */
-  private async leaseFor(ttlMs: number): Promise<string> {
-    const now = this.d.now();
-    const l = this.lease;
-    if (l !== null && l.ttlMs === ttlMs && now - l.grantedAt < LEASE_REUSE_MS) return l.id;
-    const id = await this.d.grant(Math.ceil((ttlMs + LEASE_REUSE_MS) / 1000));
-    this.lease = { id, ttlMs, grantedAt: now };
-    return id;
-  }
 }
 
 /** `keys` and their values as flat key, value lists of at most MAX_PIECE_BYTES of JSON each. */
@@ -271,8 +222,4 @@ function pieces(keys: readonly string[], values?: readonly string[]): string[][]
   });
   if (current.length > 0) out.push(current);
   return out;
-}
-
-function compare(a: bigint, b: bigint): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

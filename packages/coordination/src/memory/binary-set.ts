@@ -11,7 +11,22 @@ export interface BinarySetSnapshot {
 }
 
 /**
- * Mode 1's binary expiring set: 16-byte keys, each with a place (a partition
+ * What a set's owner keeps per entry beside the set's own columns (the etcd
+ * copy: the piece that wrote a key and that piece's revision), told of every
+ * entry the set fills or removes, so its columns follow the set's entries.
+ */
+export interface EntryHooks {
+  /** The table's entries now number `capacity`: widen the columns to it. */
+  widen(capacity: number): void;
+  /** Entry `entry` was just given a key's place; `replaced` when it held that key already. */
+  filled(entry: number, replaced: boolean): void;
+  /** Entry `entry` is about to stop holding its key (evicted, swept, removed). */
+  removing(entry: number): void;
+}
+
+/**
+ * The binary expiring set of mode 1, and the copy each process holds of an
+ * etcd binary set (with {@link EntryHooks}): 16-byte keys, each with a place (a partition
  * and an offset) and an expiry, in a {@link KeyTable} and columns of typed
  * arrays indexed by its entries, so adding or reading a key allocates
  * nothing per key. Membership is exact. Eviction keeps the order of the
@@ -32,7 +47,11 @@ export class BinarySet {
   private ringHead = 0;
   private ringLength = 0;
 
-  constructor(capacity = 8, seed?: number) {
+  constructor(
+    capacity = 8,
+    seed?: number,
+    private readonly hooks?: EntryHooks,
+  ) {
     this.table = new KeyTable(capacity, (c) => this.widen(c), seed);
     const c = this.table.capacity;
     this.partitions = new Uint32Array(c);
@@ -102,7 +121,7 @@ export class BinarySet {
       }
       const p = places.partitions[i] ?? 0;
       const o = places.offsets[i] ?? 0;
-      this.fill(e, expiresAt, p, o);
+      this.fill(e, expiresAt, p, o, !this.table.created);
       partitions[i] = p;
       offsets[i] = o;
     }
@@ -110,10 +129,38 @@ export class BinarySet {
     return { found, partitions, offsets };
   }
 
+  /** Entries the columns hold now (an owner's columns start at it; `widen` tells of growth). */
+  get capacity(): number {
+    return this.table.capacity;
+  }
+
+  /** Entries [0, entryBound) may be live: a bound for the owner's columns. */
+  get entryBound(): number {
+    return this.table.entryBound;
+  }
+
+  /** The entry holding key `at` of `keys` (expired or not), or -1. */
+  find(keys: Int32Array, at: number): number {
+    return this.table.find(keys, at);
+  }
+
+  /** Adds (or re-adds) key `at` of `keys` with its place; call `evict` after a run of them. */
+  put(keys: Int32Array, at: number, expiresAt: number, partition: number, offset: number): void {
+    const e = this.table.insert(keys, at);
+    this.fill(e, expiresAt, partition, offset, !this.table.created);
+  }
+
+  /** Stops holding the key of entry `entry` (a no-op when it holds none). */
+  remove(entry: number): void {
+    if (!this.table.isLive(entry)) return;
+    this.hooks?.removing(entry);
+    this.table.remove(entry);
+  }
+
   /** Drops the keys expired at `now`. */
   sweep(now: number): void {
     for (let e = 0; e < this.table.entryBound; e++) {
-      if (this.table.isLive(e) && (this.expires[e] ?? 0) <= now) this.table.remove(e);
+      if (this.table.isLive(e) && (this.expires[e] ?? 0) <= now) this.remove(e);
     }
     if (this.ringLength > 2 * this.table.size + 64) this.compact();
   }
@@ -154,12 +201,14 @@ export class BinarySet {
     return set;
   }
 
-  private put(keys: Int32Array, at: number, expiresAt: number, partition: number, offset: number) {
-    this.fill(this.table.insert(keys, at), expiresAt, partition, offset);
-  }
-
   /** Gives entry `e` its columns and makes it the newest add. */
-  private fill(e: number, expiresAt: number, partition: number, offset: number): void {
+  private fill(
+    e: number,
+    expiresAt: number,
+    partition: number,
+    offset: number,
+    replaced: boolean,
+  ): void {
     this.partitions[e] = partition;
     this.offsets[e] = offset;
     this.expires[e] = expiresAt;
@@ -171,17 +220,18 @@ export class BinarySet {
     this.ringEntries[slot] = e;
     this.ringStamps[slot] = stamp;
     this.ringLength += 1;
+    this.hooks?.filled(e, replaced);
   }
 
   /** Removes the oldest adds until at most `maxEntries` are held. */
-  private evict(maxEntries: number): void {
+  evict(maxEntries: number): void {
     const mask = this.ringEntries.length - 1;
     while (this.table.size > maxEntries && this.ringLength > 0) {
       const e = this.ringEntries[this.ringHead] ?? 0;
       const stamp = this.ringStamps[this.ringHead];
       this.ringHead = (this.ringHead + 1) & mask;
       this.ringLength -= 1;
-      if (this.table.isLive(e) && this.stamps[e] === stamp) this.table.remove(e);
+      if (this.table.isLive(e) && this.stamps[e] === stamp) this.remove(e);
     }
   }
 
@@ -212,6 +262,7 @@ export class BinarySet {
     this.offsets = grownTo(this.offsets, new Float64Array(capacity));
     this.expires = grownTo(this.expires, new Float64Array(capacity));
     this.stamps = grownTo(this.stamps, new Float64Array(capacity));
+    this.hooks?.widen(capacity);
   }
 }
 

@@ -1,6 +1,7 @@
 import type { Lease } from '@thalweg/offset-store';
 import type {
   BinaryExpiringSet,
+  BinarySetOptions,
   Coordination,
   CoordinationHealth,
   CoordinationMode,
@@ -153,7 +154,7 @@ export class MemoryCoordination implements Coordination {
     };
   }
 
-  binarySet(name: string, options: ExpiringSetOptions = {}): BinaryExpiringSet {
+  binarySet(name: string, options: BinarySetOptions = {}): BinaryExpiringSet {
     checkName(name, 'name');
     const max = checkMaxEntries(options.maxEntries);
     const s = this.state;
@@ -163,6 +164,13 @@ export class MemoryCoordination implements Coordination {
       }
     };
     return {
+      ready: () =>
+        this.closed
+          ? Promise.reject(
+              new CoordinationError('TWG_COORDINATION_CLOSED', 'the coordination was closed'),
+            )
+          : Promise.resolve(),
+      flushed: () => Promise.resolve(),
       getMany: (keys, count) => {
         open();
         return s.binaryGetMany(name, checkedWords(keys, count), count);
@@ -219,7 +227,7 @@ export function checkMaxEntries(max: unknown): number {
 }
 
 /** `count` packed binary keys as words, or TWG_COORDINATION_INVALID naming `keys`. */
-function checkedWords(keys: Uint8Array, count: number): Int32Array {
+export function checkedWords(keys: Uint8Array, count: number): Int32Array {
   if (!(keys instanceof Uint8Array) || !Number.isSafeInteger(count) || count < 0) {
     throw invalidInput('keys', 'must be a Uint8Array with a whole count of keys');
   }
@@ -230,7 +238,7 @@ function checkedWords(keys: Uint8Array, count: number): Int32Array {
 }
 
 /** A binary add's places: a partition and a safe non-negative offset per key. */
-function checkPlaces(places: Places, count: number): void {
+export function checkPlaces(places: Places, count: number): void {
   if (!(places.partitions instanceof Uint32Array) || places.partitions.length < count) {
     throw invalidInput('places.partitions', `must be a Uint32Array of at least ${count}`);
   }

@@ -1,5 +1,5 @@
 import { ConfigError, type SourceBatch, type SourceRecord } from '@thalweg/connector-core';
-import type { Coordination, ExpiringSet } from '@thalweg/coordination';
+import type { BinaryExpiringSet, Coordination, ExpiringSet } from '@thalweg/coordination';
 import { BinaryDecision } from './binary-decision.js';
 import type { DedupConfig } from './dedup-config.js';
 import { HashThread } from './hash-thread.js';
@@ -23,11 +23,14 @@ export interface DedupStats {
 interface Stream {
   readonly config: DedupConfig;
   /**
-   * The seen-set: binary where the coordination holds it in this process
-   * (decided at once, see binary-decision.ts), string-keyed otherwise (etcd:
-   * pipelined lookups and writes).
+   * The seen-set: binary where the coordination offers it (mode 1 and the
+   * fake in process, etcd as a copy in each process; decided at once, see
+   * binary-decision.ts), string-keyed otherwise (pipelined lookups and
+   * writes). `answered` once the binary set was ready (etcd: its copy loaded).
    */
-  readonly seen: { readonly binary: BinaryDecision } | { readonly strings: ExpiringSet };
+  readonly seen:
+    | { readonly binary: BinaryDecision; readonly set: BinaryExpiringSet; answered: boolean }
+    | { readonly strings: ExpiringSet };
   /** The previous piece's decision: pieces are decided in the order they were given. */
   tail: Promise<unknown>;
   readonly unconfirmed: UnconfirmedAdds;
@@ -76,6 +79,11 @@ type Lookup = { readonly seen: readonly (string | null)[] } | { readonly failed:
  * (a missed dedup, a false negative), and sinks stay idempotent on the
  * record id regardless.
  *
+ * On a binary set (mode 1, the fake, etcd: every mode that offers one) a
+ * piece is decided in one `claimMany` against the set's copy in this
+ * process (binary-decision.ts); on etcd the set writes it for the other
+ * processes in the background. Otherwise, on a string set:
+ *
  * Pipelined: a piece's bulk lookup leaves as soon as `filter` is called,
  * while earlier pieces are still being decided; decisions are made one at a
  * time in call order, and the first occurrences they find are written to
@@ -113,13 +121,28 @@ export class ContentDedup {
       }
       const name = `dedup/${stream}`;
       const options = { maxEntries: config.maxEntries };
-      const binary = coordination.binarySet?.(name, options);
+      const binary = coordination.binarySet?.(name, {
+        ...options,
+        // A claim that never reached the other processes (etcd): like a failed string write.
+        onUnwritten: (keys, error) => {
+          const s = this.streams.get(stream);
+          if (s !== undefined) s.skipped += keys;
+          log(
+            `dedup ${stream}: ${keys} new hashes not remembered, the seen-set is ` +
+              `unavailable: ${message(error)}`,
+          );
+        },
+      });
       this.streams.set(stream, {
         config,
         seen:
           binary === undefined
             ? { strings: coordination.expiringSet(name, options) }
-            : { binary: new BinaryDecision(binary, config.windowMs) },
+            : {
+                binary: new BinaryDecision(binary, config.windowMs),
+                set: binary,
+                answered: false,
+              },
         tail: Promise.resolve(),
         unconfirmed: new UnconfirmedAdds(),
         writes: new Set(),
@@ -150,7 +173,7 @@ export class ContentDedup {
     const seen = s.seen;
     const decided =
       'binary' in seen
-        ? this.decideAtOnce(s, seen.binary, batch, s.tail)
+        ? this.decideAtOnce(s, seen, batch, s.tail)
         : this.decide(s, seen.strings, batch, s.tail);
     s.tail = decided.catch(() => undefined);
     return decided;
@@ -165,14 +188,20 @@ export class ContentDedup {
     for (const s of this.streams.values()) {
       await s.tail;
       await Promise.all(s.writes);
+      if ('binary' in s.seen) await s.seen.set.flushed();
     }
     await this.hashing.close();
   }
 
-  /** A piece against an in-process binary set: hashed off-thread, then decided and remembered in one call. */
+  /**
+   * A piece against a binary set: hashed off-thread, then decided and
+   * remembered in one call. Until the set first answered (etcd loads its
+   * copy), a piece waits up to `timeoutMs` for it; a set that cannot answer
+   * throws, and the piece goes on with dedup off.
+   */
   private async decideAtOnce(
     s: Stream,
-    decision: BinaryDecision,
+    seen: { readonly binary: BinaryDecision; readonly set: BinaryExpiringSet; answered: boolean },
     batch: SourceBatch,
     prior: Promise<unknown>,
   ): Promise<SourceBatch> {
@@ -182,9 +211,15 @@ export class ContentDedup {
     s.unhashable += batch.records.length - checked;
     await prior;
     if (checked === 0) return batch;
+    if (!seen.answered) {
+      seen.answered = await within(seen.set.ready(), s.config.timeoutMs).then(
+        () => true,
+        () => false,
+      );
+    }
     let outcome;
     try {
-      outcome = decision.decide(batch, digests);
+      outcome = seen.binary.decide(batch, digests);
     } catch (error) {
       s.skipped += checked;
       this.log(

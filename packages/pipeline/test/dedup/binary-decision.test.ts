@@ -1,5 +1,11 @@
 import type { SourceBatch } from '@thalweg/connector-core';
-import { BINARY_KEY_BYTES, inMemoryCoordination, type Coordination } from '@thalweg/coordination';
+import {
+  BINARY_KEY_BYTES,
+  CoordinationError,
+  inMemoryCoordination,
+  type BinarySetOptions,
+  type Coordination,
+} from '@thalweg/coordination';
 import { describe, expect, it } from 'vitest';
 import { BinaryDecision } from '../../src/dedup/binary-decision.js';
 import { CONTENT_HASH_BYTES, hashPacked, packValues } from '../../src/dedup/content-hash.js';
@@ -123,6 +129,63 @@ describe('ContentDedup on a binary set', () => {
     expect(out.records).toHaveLength(3);
     expect(dedup.stats()[0]).toMatchObject({ checked: 0, skipped: 2, unhashable: 1 });
     expect(lines.join('\n')).toMatch(/unavailable/);
+    await dedup.settled();
+  });
+
+  /**
+   * The fake's binary sets failing as etcd's does without quorum (throwing
+   * TWG_COORDINATION_UNAVAILABLE at once) while `state.down`, and telling
+   * `state.told` how to report a write that never reached the others.
+   */
+  function flaky(state: { down: boolean; told?: BinarySetOptions['onUnwritten'] }): Coordination {
+    const c = inMemoryCoordination();
+    const guard = () => {
+      if (state.down)
+        throw new CoordinationError('TWG_COORDINATION_UNAVAILABLE', 'etcd: no quorum (test)');
+    };
+    return {
+      ...stringsOnly(c),
+      binarySet: (name, options) => {
+        const set = c.binarySet?.(name, options);
+        if (set === undefined) throw new Error('the fake offers binary sets');
+        state.told = options?.onUnwritten;
+        return {
+          ...set,
+          getMany: (keys, count) => (guard(), set.getMany(keys, count)),
+          claimMany: (keys, count, ttlMs, places) => {
+            guard();
+            return set.claimMany(keys, count, ttlMs, places);
+          },
+        };
+      },
+    };
+  }
+
+  it('goes on with dedup off while the set throws UNAVAILABLE, counted and logged, and resumes once it answers', async () => {
+    const state: Parameters<typeof flaky>[0] = { down: true };
+    const lines: string[] = [];
+    const dedup = new ContentDedup({ orders: config }, flaky(state), (l) => lines.push(l));
+    const first = await dedup.filter(piece(0, 0, [1, 1, 2]));
+    expect(offsets(first)).toEqual([0, 1, 2]);
+    expect(dedup.stats()[0]).toMatchObject({ checked: 0, dropped: 0, skipped: 3 });
+    expect(lines.join('\n')).toMatch(
+      /seen-set is unavailable; 3 records go on with dedup off.*no quorum/,
+    );
+    state.down = false;
+    const next = await dedup.filter(piece(1, 0, [1, 1, 3]));
+    expect(offsets(next)).toEqual([0, 2]);
+    expect(dedup.stats()[0]).toMatchObject({ checked: 3, dropped: 1, skipped: 3 });
+    await dedup.settled();
+  });
+
+  it('counts and logs the new hashes a set could not write for the other processes', async () => {
+    const state: Parameters<typeof flaky>[0] = { down: false };
+    const lines: string[] = [];
+    const dedup = new ContentDedup({ orders: config }, flaky(state), (l) => lines.push(l));
+    await dedup.filter(piece(0, 0, [1, 2]));
+    state.told?.(2, new Error('etcd: writing 2 keys failed (test)'));
+    expect(dedup.stats()[0]).toMatchObject({ checked: 2, skipped: 2 });
+    expect(lines.join('\n')).toMatch(/2 new hashes not remembered.*writing 2 keys failed/);
     await dedup.settled();
   });
 });

@@ -135,14 +135,18 @@ describe('content dedup on etcd mode 3', () => {
     await member('start-member', 2);
     await member('start-member', 3);
     await waitFor(() => c.health().kind === 'quorum', 'quorum again', { timeoutMs: 30_000 });
-    // The pipeline's client answers again before the next batch is looked up.
-    const probe = c.expiringSet('probe');
+    // The pipeline's seen-set (the same copy, by name and bound) answers again
+    // before the next batch is looked up.
+    const probe = c.binarySet?.('dedup/orders', { maxEntries: ORDERS.maxEntries });
     await waitFor(
-      () =>
-        probe.getMany(['k']).then(
-          () => true,
-          () => false,
-        ),
+      () => {
+        try {
+          probe?.getMany(new Uint8Array(16), 1);
+          return true;
+        } catch {
+          return false;
+        }
+      },
       'the set answering again',
       { timeoutMs: 30_000, everyMs: 200 },
     );
