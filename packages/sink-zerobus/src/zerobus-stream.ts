@@ -274,6 +274,8 @@ export class ZerobusStream<L extends Lane> {
       durability: 'server-ack',
       target: this.options.target,
       queue: { maxItems: this.options.channelCapacity, maxBytes: Number.POSITIVE_INFINITY },
+      // A burst, grown by what queues while it is sent, stays within one channel.
+      burst: { maxItems: this.options.channelCapacity },
       metrics: this.metrics,
       onSettled: (p) => {
         const offset = offsets.get(p.seq);
