@@ -180,6 +180,11 @@ export class FakeZerobusTransport implements ZerobusTransport {
     if (this.dead === null) this.kill(new ZerobusSinkError('poison-stream', 'stream closed'));
   }
 
+  /** Batches this stream accepted (offsets it handed out) since it was opened. */
+  get accepted(): number {
+    return this.nextOffset;
+  }
+
   /** Batches handed to this stream and not yet acknowledged. */
   get pending(): number {
     return this.nextOffset - 1 - this.ackedUpTo;

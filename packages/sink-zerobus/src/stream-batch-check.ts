@@ -63,6 +63,30 @@ export function checkStreamBatch(spec: StreamSpec, ipc: Uint8Array): void {
   }
 }
 
+/**
+ * The part of checkStreamBatch that reads headers only: the payload is an
+ * IPC stream whose schema equals the declared fields. The sink runs it
+ * before it queues a batch, so the commonest refusal reaches the caller of
+ * `submit` (the send, later, is the binding's full check).
+ */
+export function checkStreamSchema(spec: StreamSpec, ipc: Uint8Array): void {
+  const at = `${spec.table}: submit refused`;
+  let first: ScannedMessage | undefined;
+  try {
+    first = scanIpcStream(ipc)[0];
+  } catch (error) {
+    throw refuse(`${at}: the payload is not an Arrow IPC stream: ${reason(error)}`, error);
+  }
+  if (first?.headerType !== MessageHeader.Schema)
+    throw refuse(`${at}: the IPC stream does not start with a schema message`);
+  const schema = decodeSchema(first, at);
+  const mismatch = firstMismatch(schema, spec.fields);
+  if (mismatch !== null)
+    throw refuse(
+      `${at}: the batch schema does not match the stream's declared fields: ${mismatch} (batch: ${describeBatch(schema)}; declared: ${describeDeclared(spec.fields)})`,
+    );
+}
+
 /** The first difference between a batch schema and the declared fields, or null. */
 function firstMismatch(schema: Schema, declared: readonly StreamField[]): string | null {
   if (schema.metadata.size > 0)

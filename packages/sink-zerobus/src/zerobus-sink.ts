@@ -82,8 +82,9 @@ export interface ZerobusSinkDeps<L extends Lane> {
 /**
  * The Databricks Zerobus sink: fire-and-forget Arrow ingest over a pool of
  * streams, each with its own background ack lane (see ZerobusStream).
- * `submit` returns once a stream's transport accepted the batch; the
- * confirmation is applied by that stream's lane after the durable ack.
+ * `submit` returns once the batch is queued on a stream's lane; the lane
+ * sends it with its burst and applies the confirmation after the durable
+ * ack that covers it.
  *
  * Zerobus writes Delta. This sink is a secondary: it writes the rows a
  * derivation makes, which cannot be read back as raw, so its descriptor

@@ -13,7 +13,9 @@ import {
   type SinkId,
 } from '@thalweg/connector-core';
 import { StreamWatermarks } from '@thalweg/stream-arrow';
+import { sendThenWait } from './burst-step.js';
 import { ZerobusSinkError } from './errors.js';
+import { checkStreamSchema } from './stream-batch-check.js';
 import type { PendingConfirm } from './pending-confirm.js';
 import { StreamMetrics } from './stream-metrics.js';
 import type { StreamSpec, TransportFactory, ZerobusTransport } from './transport.js';
@@ -41,6 +43,8 @@ interface Incarnation<L extends Lane> {
   readonly transport: ZerobusTransport;
   readonly lane: AckLane<number, L, PendingConfirm<L>>;
   readonly watermarks: StreamWatermarks;
+  /** The offset this transport gave each batch it accepted, by seq, until the batch settles. */
+  readonly offsets: Map<number, number>;
   /** The lane's run: resolves once stopped and drained, rejects with what ended it. */
   readonly running: Promise<void>;
   failure: ZerobusSinkError | null;
@@ -49,11 +53,15 @@ interface Incarnation<L extends Lane> {
 /**
  * One Zerobus stream of a sink's pool, with its own ack lane (the delivery
  * layer's: its bounded queue is the stream's channel), watermarks and
- * metrics. The lane's durable step is one `waitForOffset` per burst, on the
- * burst's largest offset: acknowledgement is cumulative, and the binding
- * holds the stream's lock while it waits, so coalescing comes from placing
- * ONE wait per burst. Submits go through one ordered chain (the SDK can
- * hand out offsets out of call order to concurrent calls). When the lane dies
+ * metrics. A submit queues the batch on the lane (its position is the
+ * batch's seq); the lane's durable step sends a burst to the transport and
+ * then places ONE `waitForOffset` on the last offset sent (sendThenWait):
+ * acknowledgement is cumulative, and the binding holds the stream's lock
+ * while it waits, so batches submitted meanwhile stay queued on the lane
+ * (never stalled in a locked binding call) and the next wait covers them
+ * all. Sends and waits alternate on one stream, in seq order, so offsets
+ * ascend with submission (the SDK can hand out offsets out of call order to
+ * concurrent calls). When the lane dies
  * of a permanent failure the stream is stale: the next submit (or flush)
  * opens a replacement within a bounded budget and replays, in order, every
  * batch not yet confirmed — the duplicates that can cause are absorbed by
@@ -80,8 +88,19 @@ export class ZerobusStream<L extends Lane> {
       options.metrics ?? new StreamMetrics({ table: options.spec().table, stream: options.name });
   }
 
-  /** Resolves once the transport accepted the batch and its confirmation is queued on the lane. */
+  /**
+   * Resolves once the batch is queued on the stream's lane (waits while the
+   * lane is full: the backpressure). The lane sends it with its next burst;
+   * a batch the transport then refuses (poison-batch) is settled through the
+   * target's `setAside` (a secondary's), or ends the stream otherwise.
+   */
   submit(ipc: Uint8Array, span: OffsetSpan, confirm: Confirm<L>, records: number): Promise<void> {
+    try {
+      // Refused now, as the binding would refuse it later, with no seq used.
+      checkStreamSchema(this.options.spec(), ipc);
+    } catch (error) {
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    }
     const seq = this.nextSeq++;
     const step = this.chain.then(() => this.submitInOrder(seq, ipc, span, confirm, records));
     this.chain = step.catch(() => undefined);
@@ -132,8 +151,9 @@ export class ZerobusStream<L extends Lane> {
     confirm: Confirm<L>,
     records: number,
   ): Promise<void> {
-    const pending = {
+    const entry: PendingConfirm<L> = {
       seq,
+      position: seq,
       confirm,
       span,
       records,
@@ -141,64 +161,18 @@ export class ZerobusStream<L extends Lane> {
       ipc,
       submittedAt: Date.now(),
     };
-    for (;;) {
-      const inc = await this.healthy();
-      try {
-        await this.hand(inc, pending);
-        return;
-      } catch (error) {
-        if (!(error instanceof ZerobusSinkError) || error.failure !== 'poison-stream') throw error;
-        // The stream died. If the transport had accepted this batch it is
-        // owed, and the rebuild replays it; otherwise hand it to the new stream.
-        if (this.unconfirmed.has(pending.seq)) {
-          await this.healthy();
-          return;
-        }
-      }
-    }
-  }
-
-  /** Submits to the transport (retrying transient failures in place) and queues the confirmation. */
-  private async hand(
-    inc: Incarnation<L>,
-    pending: Omit<PendingConfirm<L>, 'position'>,
-  ): Promise<void> {
-    let offset: number;
-    try {
-      offset = await retrying(this.options.retry, () => inc.transport.submit(pending.ipc), {
-        transient,
-        onRetry: () => this.metrics.retries.inc(),
-      });
-    } catch (error) {
-      const failure = error instanceof ZerobusSinkError ? error.failure : 'poison-stream';
-      if (failure === 'poison-stream') this.markStale(inc, error);
-      if (failure === 'fatal-config') this.fatal = asError(error);
-      if (failure === 'transient') {
-        // Retries exhausted on this batch alone: the stream was not harmed
-        // (a transient failure never retires it), so the next batch goes on
-        // it; this one was not accepted, and its caller sets it aside.
-        throw new ZerobusSinkError(
-          'transient',
-          `${formatSpan(pending.span)} was not accepted through ${this.options.retry.maxAttempts} attempts: ${error instanceof Error ? error.message : String(error)}`,
-          error,
-          'batch',
-        );
-      }
-      throw error;
-    }
-    inc.watermarks.submitted(offset);
-    const entry: PendingConfirm<L> = { ...pending, position: offset };
-    if (!this.unconfirmed.has(entry.seq)) {
-      this.metrics.submittedBatches.inc();
-      this.metrics.submittedRecords.inc(entry.records);
-    }
-    this.unconfirmed.set(entry.seq, entry);
+    const inc = await this.healthy();
+    this.metrics.submittedBatches.inc();
+    this.metrics.submittedRecords.inc(records);
+    // Owed from here on: a lane that dies before it confirms this batch is
+    // replaced, and the replacement replays it.
+    this.unconfirmed.set(seq, entry);
     try {
       await inc.lane.submit(entry);
-    } catch (error) {
-      // The lane died (of whatever class) while we waited for room: the entry
-      // stays unconfirmed and is replayed, so for the caller it is accepted.
-      throw new ZerobusSinkError('poison-stream', 'ack lane closed', error);
+    } catch {
+      // The lane died (of whatever class) while we waited for room: the
+      // entry is owed and replayed, so for the caller it is accepted.
+      await this.healthy();
     }
   }
 
@@ -266,12 +240,12 @@ export class ZerobusStream<L extends Lane> {
         if (dead === null) await sleep(backoffDelay(this.options.rebuild, this.rebuildsInARow));
         continue;
       }
-      // Entries stay in `unconfirmed` while they are replayed (hand re-records
-      // each with its new offset), so a flush never sees an owed batch as gone.
-      // One the old lane confirmed meanwhile (it was durable there) is skipped.
+      // Entries stay in `unconfirmed` while they are replayed (queued on the
+      // new lane, which sends them as bursts), so a flush never sees an owed
+      // batch as gone. One the old lane confirmed meanwhile is skipped.
       const replay = [...this.unconfirmed.values()].sort((a, b) => a.seq - b.seq);
       try {
-        for (const p of replay) if (this.unconfirmed.has(p.seq)) await this.hand(inc, p);
+        for (const p of replay) if (this.unconfirmed.has(p.seq)) await inc.lane.submit(p);
         return inc;
       } catch (error) {
         const fatal = this.fatalFailure();
@@ -293,15 +267,20 @@ export class ZerobusStream<L extends Lane> {
       throw error;
     }
     const watermarks = new StreamWatermarks();
+    const offsets = new Map<number, number>();
     const lane = new AckLane<number, L, PendingConfirm<L>>({
       sink: this.options.sink,
       stream: this.options.stream,
       durability: 'server-ack',
       target: this.options.target,
       queue: { maxItems: this.options.channelCapacity, maxBytes: Number.POSITIVE_INFINITY },
+      // A burst, grown by what queues while it is sent, stays within one channel.
+      burst: { maxItems: this.options.channelCapacity },
       metrics: this.metrics,
       onSettled: (p) => {
-        watermarks.delivered(p.position);
+        const offset = offsets.get(p.seq);
+        offsets.delete(p.seq);
+        if (offset !== undefined) watermarks.delivered(offset);
         // Once per batch: an old lane confirming a batch also replayed is not counted twice.
         if (this.unconfirmed.delete(p.seq)) {
           this.metrics.deliveredBatches.inc();
@@ -316,15 +295,40 @@ export class ZerobusStream<L extends Lane> {
       transport,
       lane,
       watermarks,
+      offsets,
       running: Promise.resolve(),
       failure: null,
     };
-    // Transient failures of the wait are retried on the same stream; anything
-    // else ends the lane (and makes the stream stale).
-    const run = lane.run((_burst, ctx) =>
-      retrying(this.options.retry, () => transport.waitForOffset(ctx.last), {
-        transient,
-        onRetry: () => ctx.metrics.retries.inc(),
+    // Transient failures are retried on the same stream; a send that
+    // outlasts its retries, and anything else but a refused batch, ends the
+    // lane (the stream is stale, its replacement replays what it owed).
+    const retry = { transient, onRetry: () => this.metrics.retries.inc() };
+    const run = lane.run((burst, ctx) =>
+      sendThenWait(burst, ctx, {
+        send: async (p) => {
+          const offset = await retrying(
+            this.options.retry,
+            () => transport.submit(p.ipc),
+            retry,
+          ).catch((error: unknown) => {
+            if (!transient(error)) throw error;
+            // Retries exhausted on this batch alone: the stream was not harmed,
+            // the batch is set aside (a secondary's) or the lane ends (raw).
+            throw new ZerobusSinkError(
+              'transient',
+              `${formatSpan(p.span)} was not accepted through ${this.options.retry.maxAttempts} attempts: ${error instanceof Error ? error.message : String(error)}`,
+              error,
+              'batch',
+            );
+          });
+          watermarks.submitted(offset);
+          offsets.set(p.seq, offset);
+          return offset;
+        },
+        wait: (offset) =>
+          retrying(this.options.retry, () => transport.waitForOffset(offset), retry),
+        canSetAside: this.options.target.setAside !== undefined,
+        maxBurst: this.options.channelCapacity,
       }),
     );
     (inc as { running: Promise<void> }).running = run.catch((error: unknown) => {

@@ -51,3 +51,32 @@ export async function settled(p: Promise<unknown>): Promise<boolean> {
   for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
   return done;
 }
+
+/** Anything with streams that acknowledge on demand (a FakeTransportFactory). */
+interface Acknowledging {
+  readonly opened: readonly { acknowledgeUpTo(offset: number): void }[];
+}
+
+/**
+ * Acknowledges everything sent on every stream opened so far, again and
+ * again, until `p` settles: a lane sends what was queued during a wait only
+ * after that wait, so one acknowledgement never covers all of it.
+ */
+export async function drive<T>(factory: Acknowledging, p: Promise<T>): Promise<T> {
+  const state = { done: false };
+  p.then(
+    () => (state.done = true),
+    () => (state.done = true),
+  );
+  for (let i = 0; i < 2000 && !state.done; i++) {
+    for (const t of factory.opened) t.acknowledgeUpTo(Number.MAX_SAFE_INTEGER);
+    await new Promise((r) => setImmediate(r));
+  }
+  return p;
+}
+
+/** Waits, by turns of the event loop (bounded, never a timer), until `cond` holds. */
+export async function until(cond: () => boolean): Promise<void> {
+  for (let i = 0; i < 10_000 && !cond(); i++) await new Promise((r) => setImmediate(r));
+  if (!cond()) throw new Error('the condition never held');
+}

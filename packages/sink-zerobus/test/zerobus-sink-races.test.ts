@@ -63,6 +63,9 @@ describe('ZerobusStream recovery is single-flight and ordered', () => {
     const factory = new FakeTransportFactory({ ackLatencyMs: 'manual', faults: poisonOnWait(2) });
     const { sink, applied } = sinkOver(factory);
     await sink.submit(batchOf(1), spanAt(0), cover(0));
+    // Submit returns once queued; batch 0 goes alone into the lane's first
+    // burst (sent, then waited on), and what follows queues behind that wait.
+    await until(() => factory.opened[0]!.accepted === 1);
     await sink.submit(batchOf(1), spanAt(1), cover(1));
     await sink.submit(batchOf(1), spanAt(2), cover(2));
     // Batch 0 is confirmed; the lane then dies on its second wait, owing 1 and 2.
@@ -82,7 +85,11 @@ describe('ZerobusStream recovery is single-flight and ordered', () => {
   it('a submit arriving during the replay lands after the replayed batches', async () => {
     const factory = new FakeTransportFactory({ ackLatencyMs: 'manual', faults: poisonOnWait(2) });
     const { sink, applied } = sinkOver(factory);
-    for (let i = 0; i < 3; i++) await sink.submit(batchOf(1), spanAt(i), cover(i));
+    await sink.submit(batchOf(1), spanAt(0), cover(0));
+    // Submit returns once queued; batch 0 goes alone into the lane's first
+    // burst (sent, then waited on), and what follows queues behind that wait.
+    await until(() => factory.opened[0]!.accepted === 1);
+    for (let i = 1; i < 3; i++) await sink.submit(batchOf(1), spanAt(i), cover(i));
     factory.opened[0]!.acknowledgeUpTo(0);
     await until(() => factory.opened[0]!.isDead);
 
@@ -116,7 +123,11 @@ describe('ZerobusStream recovery is single-flight and ordered', () => {
     }
     const factory = new GatedFactory({ ackLatencyMs: 'manual', faults: poisonOnWait(2) });
     const { sink, applied } = sinkOver(factory);
-    for (let i = 0; i < 3; i++) await sink.submit(batchOf(1), spanAt(i), cover(i));
+    await sink.submit(batchOf(1), spanAt(0), cover(0));
+    // Submit returns once queued; batch 0 goes alone into the lane's first
+    // burst (sent, then waited on), and what follows queues behind that wait.
+    await until(() => factory.opened[0]!.accepted === 1);
+    for (let i = 1; i < 3; i++) await sink.submit(batchOf(1), spanAt(i), cover(i));
     factory.opened[0]!.acknowledgeUpTo(0);
     await until(() => factory.opened[0]!.isDead);
 
@@ -153,7 +164,10 @@ describe('ZerobusStream failure classes', () => {
       const { sink, applied } = sinkOver(factory, {
         retry: { baseDelayMs: 1, maxAttempts: retries },
       });
-      for (let i = 0; i < 3; i++) await sink.submit(batchOf(1), spanAt(i), cover(i));
+      await sink.submit(batchOf(1), spanAt(0), cover(0));
+      // Batch 0 goes alone into the first burst; 1 and 2 queue behind its wait.
+      await until(() => factory.opened[0]!.accepted === 1);
+      for (let i = 1; i < 3; i++) await sink.submit(batchOf(1), spanAt(i), cover(i));
       factory.opened[0]!.acknowledgeUpTo(0);
       await until(() => factory.opened[0]!.isDead);
       await drive(factory, sink.flush());
@@ -231,6 +245,9 @@ describe('ZerobusSink flush and close contracts', () => {
     const factory = new FakeTransportFactory({ ackLatencyMs: 'manual' });
     const { sink, applied } = sinkOver(factory);
     await sink.submit(batchOf(1), spanAt(0), cover(0));
+    // Submit returns once queued; batch 0 goes alone into the lane's first
+    // burst (sent, then waited on), and what follows queues behind that wait.
+    await until(() => factory.opened[0]!.accepted === 1);
     const flushed = sink.flush();
     await sink.submit(batchOf(1), spanAt(1), cover(1));
     factory.opened[0]!.acknowledgeUpTo(0);

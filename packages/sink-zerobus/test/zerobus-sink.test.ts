@@ -5,12 +5,14 @@ import {
   setAsideOf,
   sinkId,
   type Confirm,
+  type SetAside,
+  type SetAsideHook,
 } from '@thalweg/connector-core';
 import { BatchSchema, column } from '@thalweg/stream-arrow';
 import { FakeTransportFactory, type Fault } from '../src/fake-transport.js';
 import { ZerobusSink } from '../src/zerobus-sink.js';
 import type { ZerobusConfigInput } from '../src/config.js';
-import { batchOf, quiet, recordingTarget, settled, spanAt } from './helpers.js';
+import { batchOf, drive, quiet, recordingTarget, settled, spanAt, until } from './helpers.js';
 
 const FIELDS = [{ name: 'n', type: 'int32', nullable: false }] as const;
 const ID = sinkId('zerobus');
@@ -39,16 +41,32 @@ function secondary(
 
 const cover = (i: number): Confirm<'secondary'> => derivedCoverage(ID, spanAt(i));
 
+/** A recording target with the set-aside hook: what it was told to set aside, and why. */
+function asideTarget() {
+  const target = recordingTarget<'secondary'>();
+  const asides: { start: number; reason: SetAside['reason']; error: Error }[] = [];
+  const setAside: SetAsideHook<'secondary'> = async (_confirm, span, refusal) => {
+    asides.push({ start: span.start, reason: refusal.reason, error: refusal.error });
+  };
+  return Object.assign(target, { setAside, asides });
+}
+
 describe('ZerobusSink ack lane', () => {
-  it('returns on acceptance and confirms only after the durable acknowledgement', async () => {
+  it('returns once queued and confirms only after the durable acknowledgement that covers it', async () => {
     const factory = new FakeTransportFactory({ ackLatencyMs: 'manual' });
     const { sink, target } = secondary(factory);
     await sink.submit(batchOf(5), spanAt(0), cover(0));
+    await until(() => sink.progress()[0]?.submitted === 0);
+    // Batch 0 is sent and waited on; batch 1 stays queued on the lane while that wait lasts.
     await sink.submit(batchOf(5), spanAt(1), cover(1));
     expect(target.applied).toHaveLength(0);
-    expect(sink.progress()[0]).toMatchObject({ submitted: 1, delivered: -1, pending: 2 });
+    expect(sink.progress()[0]).toMatchObject({ submitted: 0, delivered: -1, pending: 1 });
 
     const flushed = sink.flush();
+    expect(await settled(flushed)).toBe(false);
+    factory.opened[0]!.acknowledgeUpTo(0);
+    await until(() => sink.progress()[0]?.submitted === 1);
+    expect(target.applied.map((a) => a.receipt.span.start)).toEqual([0]);
     expect(await settled(flushed)).toBe(false);
     factory.opened[0]!.acknowledgeUpTo(1);
     await flushed;
@@ -85,8 +103,7 @@ describe('ZerobusSink ack lane', () => {
     expect(await settled(third)).toBe(false);
     factory.opened[0]!.acknowledgeUpTo(0);
     await third;
-    factory.opened[0]!.acknowledgeUpTo(2);
-    await sink.close();
+    await drive(factory, sink.close());
   });
 
   it('retries a transient wait failure on the same stream, never opening another', async () => {
@@ -103,7 +120,7 @@ describe('ZerobusSink ack lane', () => {
     await sink.close();
   });
 
-  it('refuses one batch whose submit retries ran out with scope batch, and takes the next on the same stream', async () => {
+  it('sets aside one batch whose send retries ran out (retry-exhausted), and takes the next on the same stream', async () => {
     // The transport refuses the 1st and 2nd submit transiently: with two
     // attempts, batch 0 is given up on; batch 1 is its 3rd submit.
     const factory = new FakeTransportFactory({
@@ -113,36 +130,58 @@ describe('ZerobusSink ack lane', () => {
         { op: 'submit', nth: 2, failure: 'transient' },
       ],
     });
-    const { sink, target } = secondary(factory, { retry: { baseDelayMs: 1, maxAttempts: 2 } });
-    const refused: unknown = await sink.submit(batchOf(1), spanAt(0), cover(0)).then(
-      () => null,
-      (e: unknown) => e,
-    );
-    expect(refused).toMatchObject({ code: 'TWG_ZEROBUS_TRANSIENT', scope: 'batch' });
-    expect((refused as Error).message).toMatch(
-      /orders\/0\[0,10\) was not accepted through 2 attempts/,
-    );
-    expect(setAsideOf(refused)?.reason).toBe('retry-exhausted');
+    const target = asideTarget();
+    const { sink } = secondary(factory, { retry: { baseDelayMs: 1, maxAttempts: 2 } }, target);
+    await sink.submit(batchOf(1), spanAt(0), cover(0));
     await sink.submit(batchOf(1), spanAt(1), cover(1));
     await sink.flush();
+    expect(target.asides.map((a) => a.start)).toEqual([0]);
+    const refused = target.asides[0]!;
+    expect(refused.reason).toBe('retry-exhausted');
+    expect(refused.error).toMatchObject({ code: 'TWG_ZEROBUS_TRANSIENT', scope: 'batch' });
+    expect(refused.error.message).toMatch(/orders\/0\[0,10\) was not accepted through 2 attempts/);
+    expect(setAsideOf(refused.error)?.reason).toBe('retry-exhausted');
     expect(factory.opened).toHaveLength(1);
     expect(target.applied.map((a) => a.receipt.span.start)).toEqual([10]);
     await sink.close();
   });
 
-  it('refuses a poison batch with scope batch: the stream stays and the next batch lands', async () => {
+  it('sets aside a poison batch in its place (scope batch): the stream stays and the next batch lands', async () => {
     const factory = new FakeTransportFactory({
       ackLatencyMs: 1,
       faults: () => [{ op: 'submit', nth: 1, failure: 'poison-batch' }],
     });
-    const { sink, target } = secondary(factory);
-    const refused = sink.submit(batchOf(1), spanAt(0), cover(0));
-    await expect(refused).rejects.toMatchObject({ failure: 'poison-batch', scope: 'batch' });
+    const target = asideTarget();
+    const { sink } = secondary(factory, {}, target);
+    await sink.submit(batchOf(1), spanAt(0), cover(0));
     await sink.submit(batchOf(1), spanAt(1), cover(1));
     await sink.flush();
+    expect(target.asides).toMatchObject([{ start: 0, reason: 'poison' }]);
+    expect(target.asides[0]!.error).toMatchObject({ failure: 'poison-batch', scope: 'batch' });
     expect(factory.opened).toHaveLength(1);
     expect(target.applied.map((a) => a.receipt.span.start)).toEqual([10]);
     await sink.close();
+  });
+
+  it('rejects at submit, with no offset used, a batch whose schema is not the stream’s', async () => {
+    const factory = new FakeTransportFactory({ ackLatencyMs: 1 });
+    const { sink, target } = secondary(factory);
+    const other = new ZerobusSink<'secondary'>({
+      id: ID,
+      config: { table: 'main.thalweg.events', streams: 1 },
+      fields: [{ name: 'x', type: 'int64', nullable: true }],
+      factory,
+      confirm: target,
+      log: quiet,
+    });
+    await expect(sink.submit(batchOf(1), spanAt(0), cover(0))).resolves.toBeUndefined();
+    await sink.flush();
+    await expect(other.submit(batchOf(1), spanAt(1), cover(1))).rejects.toMatchObject({
+      failure: 'poison-batch',
+      scope: 'batch',
+    });
+    expect(target.applied.map((a) => a.receipt.span.start)).toEqual([0]);
+    await Promise.all([sink.close(), other.close()]);
   });
 
   it('rebuilds a poisoned stream and replays what it had not confirmed, confirming each batch once', async () => {
@@ -206,19 +245,17 @@ describe('ZerobusSink ack lane', () => {
     await sink.close().catch(() => undefined);
   });
 
-  it('rejects a poison batch to its caller and keeps the stream', async () => {
+  it('sets aside a poison batch between two that land, in order, and keeps the stream', async () => {
     const factory = new FakeTransportFactory({
       ackLatencyMs: 1,
       faults: () => [{ op: 'submit', nth: 2, failure: 'poison-batch' }],
     });
-    const { sink, target } = secondary(factory);
-    await sink.submit(batchOf(1), spanAt(0), cover(0));
-    await expect(sink.submit(batchOf(1), spanAt(1), cover(1))).rejects.toMatchObject({
-      failure: 'poison-batch',
-    });
-    await sink.submit(batchOf(1), spanAt(2), cover(2));
+    const target = asideTarget();
+    const { sink } = secondary(factory, {}, target);
+    for (let i = 0; i < 3; i++) await sink.submit(batchOf(1), spanAt(i), cover(i));
     await sink.flush();
     expect(target.applied.map((a) => a.receipt.span.start)).toEqual([0, 20]);
+    expect(target.asides.map((a) => a.start)).toEqual([10]);
     expect(factory.opened).toHaveLength(1);
     await sink.close();
   });
@@ -229,9 +266,8 @@ describe('ZerobusSink ack lane', () => {
       faults: () => [{ op: 'submit', nth: 1, failure: 'fatal-config' }],
     });
     const { sink } = secondary(factory);
-    await expect(sink.submit(batchOf(1), spanAt(0), cover(0))).rejects.toMatchObject({
-      code: 'TWG_ZEROBUS_FATAL_CONFIG',
-    });
+    await sink.submit(batchOf(1), spanAt(0), cover(0));
+    await expect(sink.flush()).rejects.toMatchObject({ code: 'TWG_ZEROBUS_FATAL_CONFIG' });
     await expect(sink.submit(batchOf(1), spanAt(1), cover(1))).rejects.toMatchObject({
       code: 'TWG_ZEROBUS_FATAL_CONFIG',
     });

@@ -1,85 +1,30 @@
-import type { Confirm, ConfirmTarget, Lane, SetAside, SetAsideHook } from '../confirm.js';
+import type { Confirm, ConfirmTarget, Lane, SetAsideHook } from '../confirm.js';
 import type { DurableKind } from '../durability.js';
 import { DeliveryError } from '../errors.js';
-import { formatSpan, type OffsetSpan } from '../offset-span.js';
+import { formatSpan } from '../offset-span.js';
 import type { SinkId } from '../sink-id.js';
 import { events } from '../telemetry/events.js';
 import { publishDurable } from './lane-events.js';
 import { DeliveryMetrics } from './delivery-metrics.js';
-import { SubmitQueue, type QueueBounds, type Sized } from './submit-queue.js';
+import { SubmitQueue, type QueueBounds } from './submit-queue.js';
+import type {
+  AnySettlement,
+  BurstContext,
+  DurableStep,
+  Pending,
+  Position,
+  Settlement,
+} from './burst.js';
 
-/** Where a batch stands in its lane's order: an offset, a sequence number. */
-export type Position = number | bigint;
-
-/** One batch on a lane, from acceptance to confirmation. */
-export interface Pending<P extends Position, L extends Lane> extends Sized {
-  /** Strictly ascending in submission order: the order of confirmation. */
-  readonly position: P;
-  readonly confirm: Confirm<L>;
-  readonly span: OffsetSpan;
-  readonly records: number;
-  /** The receipt's bytes when they differ from the queue's cost `bytes`. */
-  readonly receiptBytes?: number;
-  /** Milliseconds since the epoch when the sink accepted the batch. */
-  readonly submittedAt: number;
-}
-
-/** A batch the durable step made durable: it is confirmed. */
-export interface DurableSettlement<E> {
-  readonly entry: E;
-  readonly kind?: 'durable';
-  /** The receipt's bytes, known only after the step (an encoded size). */
-  readonly bytes?: number;
-  /** When the step made it durable; when it was handed over otherwise. */
-  readonly at?: number;
-}
-
-/**
- * A batch the durable step gave up on and went past (a poison batch, or one
- * whose retries were exhausted): settled in its place in the order, never
- * confirmed; the target's `setAside` hears why.
- */
-export interface SetAsideSettlement<E> {
-  readonly entry: E;
-  readonly kind: 'set-aside';
-  readonly refusal: SetAside;
-}
-
-/**
- * How one batch of a burst left the durable step. A primary-raw lane's
- * batches can only be durable: raw keeps every record, so a raw sink that
- * tried to set one aside does not compile.
- */
-export type Settlement<E> =
-  E extends Pending<Position, 'primary-raw'>
-    ? DurableSettlement<E>
-    : DurableSettlement<E> | SetAsideSettlement<E>;
-
-/** Either settlement, as the lane handles them inside (its entries' lane is generic there). */
-type AnySettlement<E> = DurableSettlement<E> | SetAsideSettlement<E>;
-
-/** What a durable step knows of the burst it makes durable. */
-export interface BurstContext<P extends Position, E> {
-  /** The burst's largest position: one wait on it covers the whole burst. */
-  readonly last: P;
-  readonly metrics: DeliveryMetrics;
-  /**
-   * Hands the next batches of the burst (in order) to the confirmations
-   * before the step is over, when it made them durable one by one. What the
-   * step did not hand over is settled as durable once it resolves.
-   */
-  settle(settled: readonly Settlement<E>[]): Promise<void>;
-}
-
-/**
- * A sink's own durability step: resolves once every batch of `burst` is
- * durable (fsync + rename, COMMIT, a server's acknowledgement); throws when
- * it cannot be made so, which ends the lane. It never confirms anything.
- */
-export type DurableStep<P extends Position, E> = (
-  burst: readonly E[],
-  context: BurstContext<P, E>,
-) => Promise<void>;
+export type {
+  BurstContext,
+  DurableSettlement,
+  DurableStep,
+  Pending,
+  Position,
+  SetAsideSettlement,
+  Settlement,
+} from './burst.js';
 
 export interface AckLaneOptions<L extends Lane, E> {
   readonly sink: SinkId;
@@ -257,27 +202,51 @@ export class AckLane<P extends Position, L extends Lane, E extends Pending<P, L>
     return null;
   }
 
-  private async deliver(burst: readonly E[], step: DurableStep<P, E>): Promise<void> {
-    const last = burst[burst.length - 1];
-    if (last === undefined) return;
-    this.metrics.coalesce.observe(burst.length);
+  private async deliver(taken: readonly E[], step: DurableStep<P, E>): Promise<void> {
+    const tail = taken[taken.length - 1];
+    if (tail === undefined) return;
+    const burst = [...taken];
+    let last = tail.position;
     let handed = 0;
-    await step(burst, {
-      last: last.position,
-      metrics: this.metrics,
-      settle: (settled) => {
-        settled.forEach((s, i) => {
-          if (s.entry !== burst[handed + i]) {
-            throw new DeliveryError(
-              'TWG_DELIVERY_OUT_OF_ORDER',
-              `a step settled ${formatEntry(s.entry)} out of its burst's order`,
-            );
-          }
-        });
-        handed += settled.length;
-        return this.handOver(settled);
+    const bounds = this.options.burst;
+    let bytes = 0;
+    for (const e of burst) bytes += e.bytes;
+    const more = (): readonly E[] => {
+      if (this.failure !== null) return [];
+      const room = (bounds?.maxItems ?? Infinity) - burst.length;
+      const extra = this.queue.takeReady(room, (bounds?.maxBytes ?? Infinity) - bytes, false);
+      for (const e of extra) {
+        burst.push(e);
+        bytes += e.bytes;
+        last = e.position;
+      }
+      return extra;
+    };
+    const settle = (settled: readonly Settlement<E>[]): Promise<void> => {
+      settled.forEach((s, i) => {
+        if (s.entry !== burst[handed + i]) {
+          throw new DeliveryError(
+            'TWG_DELIVERY_OUT_OF_ORDER',
+            `a step settled ${formatEntry(s.entry)} out of its burst's order`,
+          );
+        }
+      });
+      handed += settled.length;
+      return this.handOver(settled);
+    };
+    const context: BurstContext<P, E> = {
+      get last() {
+        return last;
       },
-    });
+      metrics: this.metrics,
+      more,
+      settle,
+    };
+    try {
+      await step(burst, context);
+    } finally {
+      this.metrics.coalesce.observe(burst.length);
+    }
     const durableAt = Date.now();
     // Before the confirmations it leads to (those the step settled itself went earlier).
     publishDurable(this.options.sink, this.stream, burst, durableAt);

@@ -89,12 +89,24 @@ export class SubmitQueue<T extends Sized> {
       await new Promise<void>((resolve) => (this.taker = resolve));
     }
     if (this.failure !== null) return null;
+    return this.takeReady(maxItems, maxBytes, true);
+  }
+
+  /**
+   * Takes from the head, without waiting, the items that fit `maxItems` and
+   * `maxBytes` (with `atLeastOne`, the head even if it alone is larger);
+   * none once failed.
+   */
+  takeReady(maxItems = Infinity, maxBytes = Infinity, atLeastOne = false): T[] {
+    if (this.failure !== null || (maxItems < 1 && !atLeastOne)) return [];
     let end = this.head;
     let bytes = 0;
     while (end < this.items.length) {
       const item = this.items[end] as T;
       const count = end - this.head;
-      if (count > 0 && (count >= maxItems || bytes + item.bytes > maxBytes)) break;
+      if (count >= maxItems || bytes + item.bytes > maxBytes) {
+        if (count > 0 || !atLeastOne) break;
+      }
       bytes += item.bytes;
       end++;
     }

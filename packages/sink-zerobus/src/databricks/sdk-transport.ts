@@ -25,9 +25,10 @@ export interface SdkTransportInit {
  *   timeout, so only returned offsets may be waited on; anything else fails
  *   at once.
  * - A wait holds the stream's lock and stalls submits for as long as it
- *   lasts. Submits already on their way are let in before a wait starts,
- *   but one stream still confirms about one burst per ack latency: the sink
- *   overlaps submit and confirm across a pool of streams.
+ *   lasts. Submits already on their way are let in before a wait starts.
+ *   The sink never submits into a waiting stream: its lane sends a burst,
+ *   then waits once on the burst's last offset, and what is submitted
+ *   meanwhile queues on the lane for the next burst (ADR 0010).
  * - Errors are plain messages: each is classified where it surfaced, and
  *   "closing or closed" is answered with the first root cause, which a
  *   bounded probe recovers when no wait has reported it yet.
