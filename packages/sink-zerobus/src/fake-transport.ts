@@ -36,12 +36,22 @@ export interface FakeServerOptions {
   readonly persistDir?: string;
   /** Replaces the file log under `persistDir` (tests). */
   readonly log?: FakeServerLog;
+  /**
+   * Whether acknowledged payloads are kept in `batches` (the default) for a
+   * test to read back. A long run (a benchmark) sets false: the server then
+   * only counts them, as a real table holds its rows on the server's disk,
+   * not in this process.
+   */
+  readonly retain?: boolean;
 }
 
 /** What the fake server durably holds, shared by every stream of a factory. */
 export class FakeZerobusServer {
-  /** Every acknowledged batch payload, in acknowledgement order per stream. */
+  /** Every acknowledged batch payload, in acknowledgement order per stream (none when `retain` is false). */
   readonly batches: Uint8Array[] = [];
+  /** How many batches were acknowledged, kept or not. */
+  acknowledged = 0;
+  readonly retains: boolean;
   /** Payloads received but never acknowledged when their stream died: they may be on the server too. */
   readonly unacknowledgedAtDeath: Uint8Array[] = [];
   private readonly log: FakeServerLog | null;
@@ -49,6 +59,7 @@ export class FakeZerobusServer {
   private appending: Promise<void> = Promise.resolve();
 
   constructor(options: FakeServerOptions = {}) {
+    this.retains = options.retain ?? true;
     this.log =
       options.log ??
       (options.persistDir === undefined ? null : new FileServerLog(options.persistDir));
@@ -234,7 +245,10 @@ export class FakeZerobusTransport implements ZerobusTransport {
     if (this.dead !== null || offset <= this.ackedUpTo) return;
     for (let o = this.ackedUpTo + 1; o <= offset; o++) {
       const payload = this.unacked.get(o);
-      if (payload !== undefined) this.server.batches.push(payload);
+      if (payload !== undefined) {
+        this.server.acknowledged += 1;
+        if (this.server.retains) this.server.batches.push(payload);
+      }
       this.unacked.delete(o);
     }
     this.ackedUpTo = offset;

@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { FakeTransportFactory, FakeZerobusTransport } from '../src/fake-transport.js';
+import {
+  FakeTransportFactory,
+  FakeZerobusServer,
+  FakeZerobusTransport,
+} from '../src/fake-transport.js';
 import { ZerobusSinkError } from '../src/errors.js';
 import { REFUSALS } from './contract/batch-contract.js';
 import { describeTransportContract, ipcOf, SPEC } from './contract/transport-contract.js';
@@ -41,6 +45,19 @@ describe('FakeZerobusTransport', () => {
     await expect(t.waitForOffset(1)).rejects.toBeInstanceOf(ZerobusSinkError);
     await expect(t.submit(ipcOf(1))).rejects.toMatchObject({ failure: 'poison-stream' });
     expect(t.isDead).toBe(true);
+  });
+
+  it('only counts acknowledged batches on a server told not to retain them', async () => {
+    const keeping = new FakeZerobusServer();
+    const kept = new FakeZerobusTransport(SPEC, {}, keeping);
+    const server = new FakeZerobusServer({ retain: false });
+    const counted = new FakeZerobusTransport(SPEC, {}, server);
+    for (const t of [kept, counted]) {
+      await t.waitForOffset(await t.submit(ipcOf(1)));
+      await t.waitForOffset(await t.submit(ipcOf(2)));
+    }
+    expect([keeping.acknowledged, keeping.batches.length]).toEqual([2, 2]);
+    expect([server.acknowledged, server.batches.length]).toEqual([2, 0]);
   });
 
   it('keeps acknowledged batches on the shared server and reports unacknowledged ones at death', async () => {
