@@ -47,13 +47,20 @@ function heldLog(): FakeServerLog & { appended: Uint8Array[][]; release: () => v
 const bytes = (...values: number[]): Uint8Array => Uint8Array.from(values);
 
 const contractDir = join(tmpdir(), `twg-fake-zerobus-contract-${process.pid}`);
+// Each contract test opens its own factory; their servers hold a log file open until closed.
+const contractFactories: FakeTransportFactory[] = [];
 afterAll(async () => {
+  await Promise.all(contractFactories.map((f) => f.server.close()));
   await rm(contractDir, { recursive: true, force: true });
 });
-describeTransportContract(
-  'fake, durable',
-  () => new FakeTransportFactory({ ackLatencyMs: 2, server: { persistDir: contractDir } }),
-);
+describeTransportContract('fake, durable', () => {
+  const factory = new FakeTransportFactory({
+    ackLatencyMs: 2,
+    server: { persistDir: contractDir },
+  });
+  contractFactories.push(factory);
+  return factory;
+});
 
 describe('a durable FakeZerobusServer', () => {
   it('acknowledges a batch only after the server append finished', async () => {
