@@ -26,9 +26,24 @@ export interface WriteOutcome {
 export const MAX_QUEUED_PIECES = 256;
 
 /**
+ * Waits before each further try of a failed write, in ms. A cluster that
+ * has just regained its quorum refuses a first request or two while it
+ * settles (a new leader, a lease grant), which these absorb; a cluster
+ * still down fails them all, and the write is told as unwritten.
+ */
+export const WRITE_RETRY_MS: readonly number[] = [100, 200, 400, 800];
+
+/** How the writer waits between tries (a test's scheduler replaces it). */
+export type Pause = (ms: number) => Promise<void>;
+
+const pause: Pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
  * A binary set's background writes: its pieces put one at a time in the
  * order they were made, so etcd's revisions follow this process's order. A
- * write never throws into the caller: a failure (no quorum, a timeout), a
+ * failed put is tried again after each of WRITE_RETRY_MS. A write never
+ * throws into the caller: a failure that outlasts those (no quorum, a
+ * timeout), a
  * queue past MAX_QUEUED_PIECES or a close with writes not started is told
  * to the write's `told` with the error, and no promise of it is left to
  * reject.
@@ -47,6 +62,7 @@ export class PieceWriter {
     private readonly client: Etcd3,
     private readonly lease: ReusedLease,
     private readonly outcome: WriteOutcome,
+    private readonly wait: Pause = pause,
   ) {}
 
   write(w: PieceWrite): void {
@@ -93,22 +109,11 @@ export class PieceWriter {
 
   private async pump(): Promise<void> {
     for (let w = this.queue.shift(); w !== undefined; w = this.queue.shift()) {
-      let answer: number | CoordinationError;
-      try {
-        const lease = await this.lease.for(w.ttlMs);
-        const body = Buffer.from(w.value.buffer, w.value.byteOffset, w.value.byteLength);
-        answer = Number(
-          (await this.client.put(w.key).value(body).lease(lease).exec()).header.revision,
-        );
-      } catch (error) {
-        answer =
-          error instanceof CoordinationError
-            ? error
-            : new CoordinationError(
-                'TWG_COORDINATION_UNAVAILABLE',
-                `etcd: writing ${w.count} keys of ${w.key} failed`,
-                error,
-              );
+      let answer = await this.put(w);
+      for (const ms of WRITE_RETRY_MS) {
+        if (typeof answer === 'number' || this.closed) break;
+        await this.wait(ms);
+        answer = await this.put(w);
       }
       this.waiting.delete(w.index);
       if (typeof answer !== 'number') {
@@ -123,6 +128,23 @@ export class PieceWriter {
       this.settle();
     }
     this.pumping = null;
+  }
+
+  /** One try: the revision etcd gave the put, or why it failed. */
+  private async put(w: PieceWrite): Promise<number | CoordinationError> {
+    try {
+      const lease = await this.lease.for(w.ttlMs);
+      const body = Buffer.from(w.value.buffer, w.value.byteOffset, w.value.byteLength);
+      return Number((await this.client.put(w.key).value(body).lease(lease).exec()).header.revision);
+    } catch (error) {
+      return error instanceof CoordinationError
+        ? error
+        : new CoordinationError(
+            'TWG_COORDINATION_UNAVAILABLE',
+            `etcd: writing ${w.count} keys of ${w.key} failed`,
+            error,
+          );
+    }
   }
 
   private fail(w: PieceWrite, error: Error): void {
