@@ -97,6 +97,30 @@ describe('KeyTable', () => {
     expect(table.find(k, 0)).toBe(-1);
   });
 
+  it('agrees with a Map over a long run of inserts and removals, through growth and rehashes', () => {
+    const table = new KeyTable(8, () => undefined, SEED);
+    const all = keys(4000);
+    // Model: key index -> entry. A fixed pseudo-random walk (no Math.random).
+    const model = new Map<number, number>();
+    let x = 7;
+    for (let step = 0; step < 40_000; step++) {
+      x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+      const k = x % 4000;
+      const held = model.get(k);
+      if (held !== undefined && x % 3 === 0) {
+        table.remove(held);
+        model.delete(k);
+      } else {
+        const e = table.insert(all, k);
+        expect(table.created).toBe(held === undefined);
+        if (held !== undefined) expect(e).toBe(held);
+        model.set(k, e);
+      }
+    }
+    expect(table.size).toBe(model.size);
+    for (let k = 0; k < 4000; k++) expect(table.find(all, k)).toBe(model.get(k) ?? -1);
+  });
+
   it('holds nothing once cleared, and hands entries out from 0 again', () => {
     const table = new KeyTable(8, undefined, SEED);
     const k = keys(4);

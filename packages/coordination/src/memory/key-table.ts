@@ -26,11 +26,18 @@ export function keyWords(bytes: Uint8Array, count: number): Int32Array {
  * per-table seed, so keys crafted to share a slot cannot be chosen without
  * it; keys are compared whole, so a collision only costs a probe.
  *
+ * A slot holds its entry and that key's 32-bit hash side by side: a probe
+ * past another key compares hashes within the slot's own cache line and
+ * reads a held key's words only when they match, and a rehash walks the old
+ * slots in order, placing each by its stored hash, so its reads and writes
+ * run nearly in sequence rather than at random.
+ *
  * Capacity (entries) is half the slots; past it the slots double and
  * `grown` is called with the new capacity, for the caller to widen its
  * columns. Removed keys leave tombstones, cleared by the next rehash.
  */
 export class KeyTable {
+  /** Two words per slot: the entry + 1 (or EMPTY, TOMBSTONE), then the key's hash. */
   private slots: Int32Array;
   private words: Int32Array;
   private liveEntries: Uint8Array;
@@ -50,7 +57,7 @@ export class KeyTable {
   ) {
     let slots = 16;
     while (slots < capacity * 2) slots *= 2;
-    this.slots = new Int32Array(slots);
+    this.slots = new Int32Array(slots * 2);
     this.words = new Int32Array((slots / 2) * WORDS);
     this.liveEntries = new Uint8Array(slots / 2);
     this.free = new Int32Array(slots / 2);
@@ -58,7 +65,7 @@ export class KeyTable {
 
   /** Entries a caller's columns must hold. */
   get capacity(): number {
-    return this.slots.length / 2;
+    return this.slots.length / 4;
   }
 
   /** Keys held. */
@@ -77,26 +84,34 @@ export class KeyTable {
 
   /** The entry of key `at` of `keys` (see {@link keyWords}), or -1. */
   find(keys: Int32Array, at: number): number {
-    const mask = this.slots.length - 1;
-    for (let s = this.slotOf(keys, at * WORDS) & mask; ; s = (s + 1) & mask) {
-      const held = this.slots[s] ?? EMPTY;
+    const slots = this.slots;
+    const mask = (slots.length >> 1) - 1;
+    const w = at * WORDS;
+    const h = this.slotOf(keys, w);
+    for (let s = h & mask; ; s = (s + 1) & mask) {
+      const held = slots[s << 1] ?? EMPTY;
       if (held === EMPTY) return -1;
-      if (held !== TOMBSTONE && this.same(held - 1, keys, at * WORDS)) return held - 1;
+      if (held !== TOMBSTONE && slots[(s << 1) | 1] === h && this.same(held - 1, keys, w)) {
+        return held - 1;
+      }
     }
   }
 
   /** The entry of key `at`, added if not held (`created` tells which). */
   insert(keys: Int32Array, at: number): number {
-    if ((this.used + this.tombstones + 1) * 2 > this.slots.length) this.rehash();
-    const mask = this.slots.length - 1;
+    if ((this.used + this.tombstones + 1) * 4 > this.slots.length) this.rehash();
+    const slots = this.slots;
+    const mask = (slots.length >> 1) - 1;
+    const w = at * WORDS;
+    const h = this.slotOf(keys, w);
     let reuse = -1;
-    let s = this.slotOf(keys, at * WORDS) & mask;
+    let s = h & mask;
     for (; ; s = (s + 1) & mask) {
-      const held = this.slots[s] ?? EMPTY;
+      const held = slots[s << 1] ?? EMPTY;
       if (held === EMPTY) break;
       if (held === TOMBSTONE) {
         if (reuse < 0) reuse = s;
-      } else if (this.same(held - 1, keys, at * WORDS)) {
+      } else if (slots[(s << 1) | 1] === h && this.same(held - 1, keys, w)) {
         this.created = false;
         return held - 1;
       }
@@ -106,14 +121,14 @@ export class KeyTable {
       this.tombstones -= 1;
     }
     const entry = this.freeCount > 0 ? (this.free[--this.freeCount] ?? 0) : this.highWater++;
-    const w = at * WORDS;
     const e = entry * WORDS;
     this.words[e] = keys[w] ?? 0;
     this.words[e + 1] = keys[w + 1] ?? 0;
     this.words[e + 2] = keys[w + 2] ?? 0;
     this.words[e + 3] = keys[w + 3] ?? 0;
     this.liveEntries[entry] = 1;
-    this.slots[s] = entry + 1;
+    slots[s << 1] = entry + 1;
+    slots[(s << 1) | 1] = h;
     this.used += 1;
     this.created = true;
     return entry;
@@ -122,10 +137,10 @@ export class KeyTable {
   /** Stops holding `entry`'s key; its number may be handed out again. */
   remove(entry: number): void {
     if (!this.isLive(entry)) return;
-    const mask = this.slots.length - 1;
+    const mask = (this.slots.length >> 1) - 1;
     for (let s = this.slotOf(this.words, entry * WORDS) & mask; ; s = (s + 1) & mask) {
-      if (this.slots[s] === entry + 1) {
-        this.slots[s] = TOMBSTONE;
+      if (this.slots[s << 1] === entry + 1) {
+        this.slots[s << 1] = TOMBSTONE;
         break;
       }
     }
@@ -155,21 +170,31 @@ export class KeyTable {
     this.tombstones = 0;
   }
 
-  /** Rebuilds the slots without tombstones, doubled when over a quarter are live. */
+  /**
+   * Rebuilds the slots without tombstones, doubled when over a quarter are
+   * live. The old slots are walked in order and each key placed by its
+   * stored hash: a key's new home is its old home or that plus the old slot
+   * count, so the writes follow the reads. Any insertion order gives a
+   * valid table; this one is the cheap one.
+   */
   private rehash(): void {
-    const grow = (this.used + 1) * 4 > this.slots.length;
-    const slots = new Int32Array(grow ? this.slots.length * 2 : this.slots.length);
-    const mask = slots.length - 1;
-    for (let entry = 0; entry < this.highWater; entry++) {
-      if (this.liveEntries[entry] !== 1) continue;
-      let s = this.slotOf(this.words, entry * WORDS) & mask;
-      while (slots[s] !== EMPTY) s = (s + 1) & mask;
-      slots[s] = entry + 1;
+    const old = this.slots;
+    const grow = (this.used + 1) * 8 > old.length;
+    const slots = new Int32Array(grow ? old.length * 2 : old.length);
+    const mask = (slots.length >> 1) - 1;
+    for (let i = 0; i < old.length; i += 2) {
+      const held = old[i] ?? EMPTY;
+      if (held === EMPTY || held === TOMBSTONE) continue;
+      const h = old[i + 1] ?? 0;
+      let s = h & mask;
+      while (slots[s << 1] !== EMPTY) s = (s + 1) & mask;
+      slots[s << 1] = held;
+      slots[(s << 1) | 1] = h;
     }
     this.slots = slots;
     this.tombstones = 0;
     if (!grow) return;
-    const capacity = slots.length / 2;
+    const capacity = slots.length / 4;
     const words = new Int32Array(capacity * WORDS);
     words.set(this.words);
     this.words = words;
@@ -193,8 +218,9 @@ export class KeyTable {
     );
   }
 
+  /** The key's hash as a signed 32-bit word (as a slot stores it). */
   private slotOf(keys: Int32Array, w: number): number {
-    return keyHash(keys, w, this.seed);
+    return keyHash(keys, w, this.seed) | 0;
   }
 }
 
