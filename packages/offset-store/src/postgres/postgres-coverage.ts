@@ -6,6 +6,7 @@ import { checkRewind } from '../cursor-check.js';
 import { CoverageError } from '../errors.js';
 import { RangeSet } from '../range-set.js';
 import { checkDeltas } from '../receipt-check.js';
+import { isLostConnection } from './pg-failure.js';
 import { parsePostgresCoverageOptions } from './postgres-coverage-options.js';
 import { migrate, SCHEMA_VERSION, tables, type Tables } from './postgres-schema.js';
 
@@ -248,7 +249,17 @@ export class PostgresCoverage extends CoverageBackend {
 
   private async query<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<R[]> {
     try {
-      return (await this.pool.query<R>(text, values)).rows;
+      try {
+        return (await this.pool.query<R>(text, values)).rows;
+      } catch (e) {
+        // An idle pooled connection the server ended (a restart, an idle
+        // timeout, pg_terminate_backend) fails the next statement before it
+        // runs, and the pool discards it. Every statement sent here is a read
+        // or a cursor write that never moves back, so it is sent once more on
+        // a fresh connection; a second loss is reported.
+        if (!isLostConnection(e)) throw e;
+        return (await this.pool.query<R>(text, values)).rows;
+      }
     } catch (e) {
       throw new CoverageError(
         'TWG_COVERAGE_BACKEND',

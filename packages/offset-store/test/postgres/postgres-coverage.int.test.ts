@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import pg from 'pg';
 import { offsetSpan } from '@thalweg/connector-core';
 import { postgresUrl, uniqueIdentifier, waitFor } from '@thalweg/test-services';
@@ -64,6 +64,35 @@ describe('PostgreSQL durable tier', () => {
     while ((await open()) > 0) await new Promise((resolve) => setImmediate(resolve));
     await expect(store.covered(key)).resolves.toBeDefined();
     await store.close();
+  });
+
+  it('sends a read once more after a lost connection, and reports a second loss or a refusal at once', async () => {
+    const own = new pg.Pool({ connectionString: postgresUrl(), max: 2 });
+    const store = await PostgresCoverage.open({ pool: own, schema: freshSchema(), sinks: [A] });
+    await store.recordDurable([receipt(A, 0, 10)]);
+    const lost = () =>
+      Object.assign(new Error('terminating connection due to administrator command'), {
+        code: '57P01',
+      });
+    const send = vi.spyOn(own, 'query');
+    send.mockRejectedValueOnce(lost());
+    expect((await store.covered(key)).ranges()).toEqual([{ start: 0, end: 10 }]);
+    expect(send).toHaveBeenCalledTimes(2);
+
+    send.mockClear();
+    send.mockRejectedValueOnce(lost()).mockRejectedValueOnce(lost());
+    await expect(store.covered(key)).rejects.toMatchObject({ code: 'TWG_COVERAGE_BACKEND' });
+    expect(send).toHaveBeenCalledTimes(2);
+
+    send.mockClear();
+    send.mockRejectedValueOnce(
+      Object.assign(new Error('relation does not exist'), { code: '42P01' }),
+    );
+    await expect(store.covered(key)).rejects.toMatchObject({ code: 'TWG_COVERAGE_BACKEND' });
+    expect(send).toHaveBeenCalledTimes(1);
+    send.mockRestore();
+    await store.close();
+    await own.end();
   });
 
   it('commits rows and their coverage in the caller’s transaction, or neither', async () => {
