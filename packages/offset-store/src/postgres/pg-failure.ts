@@ -11,8 +11,8 @@ import { ThalwegError } from '@thalweg/connector-core';
  * - `fatal`      the table or the setup is wrong (42xxx: a dropped or
  *                altered table or column) or the failure is unknown.
  *
- * One classifier serves every PostgreSQL client in thalweg: the coverage
- * store, the lease store and the PostgreSQL sink.
+ * One classifier for thalweg's PostgreSQL clients: the PostgreSQL sink uses
+ * it to decide a transaction's fate, the coverage store to resend a read.
  */
 export type PgFailure = 'transient' | 'poison' | 'fatal';
 
