@@ -72,8 +72,11 @@ export class InlineWriter implements SegmentWriter {
 
   async end(): Promise<void> {
     this.raw.lane.end();
-    await this.done;
-    await this.manifest.close();
+    try {
+      await this.done;
+    } finally {
+      await this.manifest.close();
+    }
   }
 
   get failed(): Error | null {

@@ -146,21 +146,21 @@ export class RawSegmentSink implements ReplayableSink<SourceBatch> {
     for (const line of describeOptions(o)) o.log(`thalweg sink-files ${o.id}: ${line}`);
     await o.fs.ensureDir(o.dir);
     const lock = await DirLock.acquire(o.dir, 'raw segment sink');
+    // Until a writer owns it, the inline manifest is this function's to close.
+    let manifest: ManifestAppender | null = null;
     try {
       const { index, nextSequence } = await scanSegments(o);
-      const writer =
-        o.writer === 'worker'
-          ? await WorkerWriter.start(o, index, nextSequence, checksums)
-          : new InlineWriter(
-              o,
-              index,
-              nextSequence,
-              await ManifestAppender.open(o.fs, join(o.dir, MANIFEST_FILE)),
-              format,
-              checksums,
-            );
+      let writer: SegmentWriter;
+      if (o.writer === 'worker') {
+        writer = await WorkerWriter.start(o, index, nextSequence, checksums);
+      } else {
+        manifest = await ManifestAppender.open(o.fs, join(o.dir, MANIFEST_FILE));
+        writer = new InlineWriter(o, index, nextSequence, manifest, format, checksums);
+        manifest = null;
+      }
       return new RawSegmentSink(o, index, writer, lock, format);
     } catch (error) {
+      await manifest?.close().catch(() => undefined);
       await lock.release();
       throw error;
     }

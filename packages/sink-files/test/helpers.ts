@@ -1,7 +1,7 @@
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { afterEach } from 'vitest';
+import { afterEach, onTestFinished } from 'vitest';
 import {
   offsetSpan,
   rawAnchor,
@@ -96,7 +96,7 @@ export async function openSink(
   dir: string,
   options: Partial<RawSegmentSinkOptions> = {},
 ): Promise<RawSegmentSink> {
-  return RawSegmentSink.open({
+  const sink = await RawSegmentSink.open({
     id: ID,
     dir,
     cluster: CLUSTER,
@@ -106,6 +106,10 @@ export async function openSink(
     retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 },
     ...options,
   });
+  // A test that ends with the sink failed or open still lets go of its files
+  // (close is idempotent; a failed sink's close rejects with its failure).
+  onTestFinished(() => sink.close().catch(() => undefined));
+  return sink;
 }
 
 /** Every batch `read` yields for the span, concatenated to records. */

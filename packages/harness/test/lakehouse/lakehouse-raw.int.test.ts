@@ -15,7 +15,7 @@ import {
   uniqueName,
 } from '@thalweg/test-services';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import {
   LAKE_CLUSTER,
   LAKE_PG,
@@ -120,18 +120,25 @@ describe('Zerobus as primary raw, recovered through Iceberg in another process',
     const serverDir = await tempDir('zerobus');
     const mirror = new IcebergMirror(serverDir, names);
     const catalog = await lakehouseCatalog(names);
-    const ingest = (withSecondary: boolean) =>
-      openLakehouse({
+    const ingest = (withSecondary: boolean) => {
+      const zerobus = new FakeTransportFactory({
+        ackLatencyMs: 1,
+        server: { persistDir: serverDir },
+      });
+      // The server's log file is the test's to close: the sink closes its streams only.
+      onTestFinished(() => zerobus.server.close());
+      return openLakehouse({
         names,
         role: 'ingest',
         sourceDir,
-        zerobus: new FakeTransportFactory({ ackLatencyMs: 1, server: { persistDir: serverDir } }),
+        zerobus,
         catalog,
         pool,
         withSecondary,
         config: { maxBatchRecords: BATCH },
         log: quiet,
       });
+    };
 
     // 1. The first file, with the secondary up.
     await writeRecords(sourceDir, '0001.ndjson', 0, RECORDS_PER_FILE);
