@@ -58,11 +58,29 @@ async function topologyRun() {
   const pool = new pg.Pool({ connectionString: postgresUrl(), max: 4 });
   const quiet = (): void => undefined;
   let rssMax = process.memoryUsage.rss();
+  /** Where the memory was when RSS peaked: V8's heap, buffers, and what the pipeline counted. */
+  let atMax: Record<string, number> = {};
+  let job: Awaited<ReturnType<typeof openTopology>> | undefined;
+  const mb = (n: number) => Math.round(n / (1024 * 1024));
   const sampler = setInterval(() => {
-    rssMax = Math.max(rssMax, process.memoryUsage.rss());
+    const rss = process.memoryUsage.rss();
+    if (rss <= rssMax) return;
+    rssMax = rss;
+    const m = process.memoryUsage();
+    const st = job?.stats();
+    const queued = (id: string) => st?.secondaries.find((s) => s.sink === id)?.queuedBytes ?? 0;
+    atMax = {
+      heap_used_mb: mb(m.heapUsed),
+      heap_total_mb: mb(m.heapTotal),
+      array_buffers_mb: mb(m.arrayBuffers),
+      external_mb: mb(m.external),
+      budget_in_flight_mb: mb(st?.flow.budget.inFlightBytes ?? 0),
+      zerobus_lane_queued_mb: mb(queued('zerobus')),
+      postgres_lane_queued_mb: mb(queued('postgres')),
+    };
   }, 50);
   try {
-    const job = await openTopology({
+    job = await openTopology({
       source: kafka({
         brokers: [...brokers],
         cluster: 'bench',
@@ -112,7 +130,8 @@ async function topologyRun() {
     const lane = (id: string) => during.secondaries.find((s) => s.sink === id);
     return {
       recS: (RECORDS * 1000) / ms,
-      rssMaxMb: Math.round(rssMax / (1024 * 1024)),
+      rssMaxMb: mb(rssMax),
+      atMax,
       delivered: {
         zerobus: lane('zerobus')?.deliveredRecords ?? 0,
         postgres: lane('postgres')?.deliveredRecords ?? 0,
@@ -148,6 +167,7 @@ emit({
   bare_consumer_rec_s: Math.round(bare),
   ratio: Number((full.recS / bare).toFixed(3)),
   rss_mb_max: full.rssMaxMb,
+  at_rss_max: full.atMax,
   delivered_at_raw_end: full.delivered,
   shed_batches: full.shed,
   quarantined: full.quarantined,
