@@ -74,6 +74,7 @@ async function topologyRun() {
       heap_total_mb: mb(m.heapTotal),
       array_buffers_mb: mb(m.arrayBuffers),
       external_mb: mb(m.external),
+      raw_durable_records: st?.raw.durableRecords ?? 0,
       budget_in_flight_mb: mb(st?.flow.budget.inFlightBytes ?? 0),
       zerobus_lane_queued_mb: mb(queued('zerobus')),
       postgres_lane_queued_mb: mb(queued('postgres')),
