@@ -48,9 +48,14 @@ describe('etcd faults', () => {
     await seen.flushed();
     await member('kill-member', 2);
     await member('kill-member', 3);
+    // Killing the leader first can read as no quorum with two still reachable
+    // (no leader yet): the wait is for the state the next line asserts.
     await waitFor(
-      () => c.health().kind === 'no-quorum',
-      () => `health no-quorum (now ${JSON.stringify(c.health())})`,
+      () => {
+        const h = c.health() as { kind: string; reachable?: number };
+        return h.kind === 'no-quorum' && h.reachable === 1;
+      },
+      () => `health no-quorum with 1 of 3 reachable (now ${JSON.stringify(c.health())})`,
     );
     expect(c.health()).toMatchObject({ kind: 'no-quorum', members: 3, reachable: 1 });
     await expect(c.leases.acquire('w/2', 'pod-b', 2000)).rejects.toMatchObject({
