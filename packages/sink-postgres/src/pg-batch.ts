@@ -121,3 +121,39 @@ function isSpanLike(span: unknown): span is OffsetSpan {
     typeof s['end'] === 'number'
   );
 }
+
+/** A row's own objects: the row, its values array, its 16-byte record id view. */
+const ROW_OVERHEAD = 160;
+
+/**
+ * What rows hold on the heap, estimated from their values (what the queue
+ * bound counts): per row its objects and a slot per value, a string's
+ * header and one byte per character (two-byte strings count low), a byte
+ * array's view and bytes, 64 for any other object (a jsonb value is not
+ * walked). An estimate, cheap enough to make on every submit, that grows
+ * with the rows' real size.
+ */
+export function rowsHeapBytes(rows: readonly PgRow[]): number {
+  let bytes = 0;
+  for (const row of rows) {
+    bytes += ROW_OVERHEAD + 8 * row.values.length;
+    for (const v of row.values) bytes += valueHeapBytes(v);
+  }
+  return bytes;
+}
+
+function valueHeapBytes(v: unknown): number {
+  switch (typeof v) {
+    case 'string':
+      return 16 + v.length;
+    case 'number':
+      return 16;
+    case 'bigint':
+      return 24;
+    case 'object':
+      if (v === null) return 0;
+      return v instanceof Uint8Array ? 96 + v.byteLength : 64;
+    default:
+      return 0;
+  }
+}

@@ -13,7 +13,7 @@ import {
 import { ensureTable } from './ensure-table.js';
 import { PostgresSinkError } from './errors.js';
 import { InsertPlanner } from './insert-plan.js';
-import { checkSubmission, type PgBatch } from './pg-batch.js';
+import { checkSubmission, rowsHeapBytes, type PgBatch } from './pg-batch.js';
 import type { QueuedBatch } from './queued-batch.js';
 import {
   describeOptions,
@@ -105,7 +105,7 @@ export class PostgresSink implements Sink<'secondary', PgBatch> {
       stream: PG_STREAM,
       durability: 'transaction-commit',
       target: options.confirm,
-      queue: { maxItems: this.options.maxQueuedBatches, maxBytes: Number.POSITIVE_INFINITY },
+      queue: { maxItems: this.options.maxQueuedBatches, maxBytes: this.options.maxQueuedBytes },
       burst: { maxItems: this.options.maxBatchesPerTransaction },
       onConfirmFailure: (e, queued) =>
         this.report(
@@ -189,7 +189,7 @@ export class PostgresSink implements Sink<'secondary', PgBatch> {
       span,
       confirm,
       records: batch.rows.length,
-      bytes: 0,
+      bytes: rowsHeapBytes(batch.rows),
       submittedAt: Date.now(),
     });
   }

@@ -79,6 +79,12 @@ export interface PostgresSinkOptions {
   readonly maxRowsPerStatement?: number;
   /** Batches accepted and not yet taken by the writer before submit waits (default 64). */
   readonly maxQueuedBatches?: number;
+  /**
+   * The rows' estimated heap bytes accepted and not yet taken by the writer
+   * before submit waits (default 32 MiB; pg-batch.ts's `rowsHeapBytes`).
+   * A batch larger than the bound is taken alone into an empty queue.
+   */
+  readonly maxQueuedBytes?: number;
   /** Batches committed together in one transaction (default 16). */
   readonly maxBatchesPerTransaction?: number;
   /** The insert statement's shape (default `unnest`, the faster in the bench). */
@@ -99,6 +105,7 @@ export interface ResolvedOptions {
   readonly table: PgTableSpec;
   readonly maxRowsPerStatement: number;
   readonly maxQueuedBatches: number;
+  readonly maxQueuedBytes: number;
   readonly maxBatchesPerTransaction: number;
   readonly statement: StatementShape;
   readonly retry: RetryPolicy;
@@ -127,6 +134,7 @@ const postgresSinkOptionsSchema = z
     coverage: objectWith<TransactionalCoverage>('recordInTransaction').optional(),
     maxRowsPerStatement: int(1, 1_000_000, 1000),
     maxQueuedBatches: int(1, 65_536, 64),
+    maxQueuedBytes: int(1, Number.MAX_SAFE_INTEGER, 32 * 1024 * 1024),
     maxBatchesPerTransaction: int(1, 4096, 16),
     statement: z.enum(['unnest', 'values']).default('unnest'),
     retry: z
@@ -173,6 +181,7 @@ export function resolveOptions(options: PostgresSinkOptions): ResolvedOptions {
     table: options.table,
     maxRowsPerStatement: o.maxRowsPerStatement,
     maxQueuedBatches: o.maxQueuedBatches,
+    maxQueuedBytes: o.maxQueuedBytes,
     maxBatchesPerTransaction: o.maxBatchesPerTransaction,
     statement: o.statement,
     retry: o.retry,
@@ -189,6 +198,7 @@ export function describeOptions(o: ResolvedOptions, table: string): string {
     `statement=${o.statement}`,
     `maxRowsPerStatement=${o.maxRowsPerStatement}`,
     `maxQueuedBatches=${o.maxQueuedBatches}`,
+    `maxQueuedBytes=${o.maxQueuedBytes}`,
     `maxBatchesPerTransaction=${o.maxBatchesPerTransaction}`,
     `retry.maxAttempts=${o.retry.maxAttempts}`,
     `retry.baseDelayMs=${o.retry.baseDelayMs}`,

@@ -7,7 +7,7 @@ import {
   sinkId,
   type Confirm,
 } from '@thalweg/connector-core';
-import { PostgresSink, PostgresSinkError } from '../src/index.js';
+import { PostgresSink, PostgresSinkError, rowsHeapBytes } from '../src/index.js';
 import { batchAt, cover, ID, ordersSpec, quiet, recordingTarget, spanAt } from './helpers.js';
 
 function unconnectedSink() {
@@ -105,5 +105,21 @@ describe('submit checks the batch before accepting it', () => {
     const wrongLane = sink.submit(batchAt(0), span, rawAnchor(span));
     expect((await refusal(wrongLane)).code).toBe('TWG_PG_SINK_BATCH_INVALID');
     await sink.close();
+  });
+});
+
+describe('rowsHeapBytes', () => {
+  it('counts each row, its value slots, and what each value holds', () => {
+    const id = new Uint8Array(16);
+    const row = { recordId: id, values: [7, 'abc', null, 12n, new Uint8Array(10), { a: 1 }, true] };
+    // 160 + 7 slots of 8, then 16 + (16 + 3) + 0 + 24 + (96 + 10) + 64 + 0.
+    expect(rowsHeapBytes([row])).toBe(160 + 56 + 16 + 19 + 24 + 106 + 64);
+    expect(rowsHeapBytes([row, row])).toBe(2 * rowsHeapBytes([row]));
+    expect(rowsHeapBytes([])).toBe(0);
+  });
+
+  it('grows with the text a row carries', () => {
+    const row = (text: string) => ({ recordId: new Uint8Array(16), values: [text] });
+    expect(rowsHeapBytes([row('x'.repeat(1000))]) - rowsHeapBytes([row('')])).toBe(1000);
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { sinkId } from '@thalweg/connector-core';
 import { postgresUrl, waitFor } from '@thalweg/test-services';
-import { PostgresSink, type PgTableSpec } from '../src/index.js';
+import { PostgresSink, rowsHeapBytes, type PgTableSpec } from '../src/index.js';
 import {
   batchAt,
   confirmedStarts,
@@ -175,6 +175,39 @@ describe('PostgresSink', () => {
     await third;
     await sink.flush();
     expect(confirmedStarts(target)).toEqual([0, 10, 20]);
+    await sink.close();
+  });
+
+  it('makes submit wait while the queued rows reach maxQueuedBytes, however few the batches', async () => {
+    const spec = table();
+    const entered = gate();
+    const held = gate();
+    let calls = 0;
+    const { sink, target } = await openSink(pool, spec, {
+      maxQueuedBatches: 64,
+      // Batches 1 and 2 fit; 3, of the same size, does not.
+      maxQueuedBytes: rowsHeapBytes(batchAt(1).rows) + rowsHeapBytes(batchAt(2).rows),
+      maxBatchesPerTransaction: 1,
+      hooks: {
+        beforeCommit: async () => {
+          if (calls++ === 0) {
+            entered.open();
+            await held.opened;
+          }
+        },
+      },
+    });
+    await sink.submit(batchAt(0), spanAt(0), cover(0));
+    await entered.opened; // the writer holds batch 0 in its transaction
+    await sink.submit(batchAt(1), spanAt(1), cover(1));
+    await sink.submit(batchAt(2), spanAt(2), cover(2)); // the byte bound is reached
+    const fourth = sink.submit(batchAt(3), spanAt(3), cover(3));
+    expect(await settled(fourth)).toBe(false);
+    expect(sink.stats().queued).toBe(2);
+    held.open();
+    await fourth;
+    await sink.flush();
+    expect(confirmedStarts(target)).toEqual([0, 10, 20, 30]);
     await sink.close();
   });
 

@@ -35,6 +35,7 @@ describe('PostgresSink options', () => {
     [{ confirm: {} }, 'postgresSink.confirm'],
     [{ coverage: { merge: () => undefined } }, 'postgresSink.coverage'],
     [{ maxQueuedBatches: 0 }, 'postgresSink.maxQueuedBatches'],
+    [{ maxQueuedBytes: 0 }, 'postgresSink.maxQueuedBytes'],
     [{ maxBatchesPerTransaction: 1.5 }, 'postgresSink.maxBatchesPerTransaction'],
     [{ maxRowsPerStatement: '10' }, 'postgresSink.maxRowsPerStatement'],
     [{ retry: { maxAttempts: 0 } }, 'postgresSink.retry.maxAttempts'],
