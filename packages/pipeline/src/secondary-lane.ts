@@ -15,6 +15,7 @@ import {
 } from '@thalweg/connector-core';
 import type { DurableReceipt } from '@thalweg/offset-store';
 import { clipBatch, recordsIn } from './batch-clip.js';
+import { detachBatch } from './batch-detach.js';
 import { batchBytes } from './batch-split.js';
 import type { CoverageRecorder } from './coverage-recorder.js';
 import { CoveredSpans } from './covered-spans.js';
@@ -198,8 +199,15 @@ export class SecondaryLane<B> {
     }
   }
 
-  private enqueue(batch: SourceBatch): void {
-    const item = { batch, bytes: batchBytes(batch) };
+  private enqueue(piece: SourceBatch): void {
+    const bytes = batchBytes(piece);
+    // A batch that waits behind another holds the bytes it names, not the
+    // source's read buffers they are views of (batch-detach.ts). The one the
+    // pump takes next goes as it is: a lane that keeps up copies nothing,
+    // and nothing is copied for a batch the full queue would shed.
+    const waits = this.queue.size.items > 0;
+    const batch = waits && this.queue.admits(bytes) ? detachBatch(piece) : piece;
+    const item = { batch, bytes };
     if (!this.queue.offer(item)) {
       this.shedItem(item);
       return;

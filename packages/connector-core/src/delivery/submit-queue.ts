@@ -61,7 +61,7 @@ export class SubmitQueue<T extends Sized> {
   push(item: T): Promise<void> {
     if (this.failure !== null) return Promise.reject(this.failure);
     if (this.ended) return Promise.reject(ended());
-    if (this.waiting.length === 0 && this.fits(item)) {
+    if (this.waiting.length === 0 && this.fits(item.bytes)) {
       this.admit(item);
       return Promise.resolve();
     }
@@ -71,9 +71,15 @@ export class SubmitQueue<T extends Sized> {
   /** Admits the item only if it fits now and nothing waits before it; never waits. */
   offer(item: T): boolean {
     if (this.failure !== null || this.ended) return false;
-    if (this.waiting.length > 0 || !this.fits(item)) return false;
+    if (this.waiting.length > 0 || !this.fits(item.bytes)) return false;
     this.admit(item);
     return true;
+  }
+
+  /** Whether `offer` would admit an item of `bytes` now (to skip preparing one it would refuse). */
+  admits(bytes: number): boolean {
+    if (this.failure !== null || this.ended || this.waiting.length > 0) return false;
+    return this.fits(bytes);
   }
 
   /**
@@ -192,12 +198,12 @@ export class SubmitQueue<T extends Sized> {
     return this.items.length - this.head;
   }
 
-  private fits(item: T): boolean {
+  private fits(bytes: number): boolean {
     const items = this.depth + this.heldItems;
     if (items === 0) return true;
     return (
       items < this.bounds.maxItems &&
-      this.queuedBytes + this.heldBytes + item.bytes <= this.bounds.maxBytes
+      this.queuedBytes + this.heldBytes + bytes <= this.bounds.maxBytes
     );
   }
 
@@ -211,7 +217,7 @@ export class SubmitQueue<T extends Sized> {
   private admitWaiting(): void {
     for (;;) {
       const head = this.waiting[0];
-      if (head === undefined || !this.fits(head.item)) return;
+      if (head === undefined || !this.fits(head.item.bytes)) return;
       this.waiting.shift();
       this.admit(head.item);
       head.resolve();

@@ -86,6 +86,21 @@ describe('SubmitQueue', () => {
     expect(q.offer(item('e'))).toBe(false);
   });
 
+  it('admits(bytes) answers what offer would, without admitting anything', async () => {
+    const q = new SubmitQueue<{ name: string; bytes: number }>({ maxItems: 2, maxBytes: 100 });
+    expect(q.admits(500)).toBe(true); // alone into an empty queue
+    expect(q.offer(item('a', 60))).toBe(true);
+    expect(q.admits(60)).toBe(false);
+    expect(q.admits(40)).toBe(true);
+    expect(q.size.items).toBe(1);
+    const waiting = q.push(item('w', 60));
+    expect(q.admits(1)).toBe(false); // never ahead of a waiting push
+    expect(names(await q.take(1))).toEqual(['a']);
+    await waiting;
+    q.end();
+    expect(q.admits(1)).toBe(false);
+  });
+
   it('drains what is queued at once and lets waiting pushes in', async () => {
     const q = new SubmitQueue<{ name: string; bytes: number }>({ maxItems: 1, maxBytes: 100 });
     await q.push(item('a'));
