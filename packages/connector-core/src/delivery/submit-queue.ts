@@ -38,7 +38,8 @@ interface Waiter<T> {
  * queued, which is never confirmed.
  */
 export class SubmitQueue<T extends Sized> {
-  private items: T[] = [];
+  /** Admitted items from `head` on; slots before it are taken, and emptied (see takeReady). */
+  private items: (T | undefined)[] = [];
   private head = 0;
   private queuedBytes = 0;
   private readonly waiting: Waiter<T>[] = [];
@@ -116,7 +117,11 @@ export class SubmitQueue<T extends Sized> {
       bytes += item.bytes;
       end++;
     }
-    const taken = this.items.slice(this.head, end);
+    const taken = this.items.slice(this.head, end) as T[];
+    // The taken slots let go of their items now: the array is compacted
+    // only now and then, and until then a slot would keep a taken batch
+    // (its records, its rows) alive long after its taker was done with it.
+    this.items.fill(undefined, this.head, end);
     this.head = end;
     this.compact();
     this.queuedBytes -= bytes;
@@ -138,7 +143,7 @@ export class SubmitQueue<T extends Sized> {
 
   /** Takes everything queued at once, without waiting (what a shedding lane drops). */
   drain(): T[] {
-    const taken = this.items.slice(this.head);
+    const taken = this.items.slice(this.head) as T[];
     this.items = [];
     this.head = 0;
     this.queuedBytes = 0;

@@ -1,3 +1,5 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { SubmitQueue } from '../../src/delivery/submit-queue.js';
 import { settled } from './helpers.js';
@@ -99,6 +101,27 @@ describe('SubmitQueue', () => {
     await waiting;
     q.end();
     expect(q.admits(1)).toBe(false);
+  });
+
+  it('lets go of a taken item while later ones stay queued (a lagging lane keeps no taken batch alive)', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const q = new SubmitQueue<{ name: string; bytes: number; payload?: Uint8Array }>({
+      maxItems: 8,
+      maxBytes: 1 << 30,
+    });
+    const taken = (() => {
+      const big = { name: 'big', bytes: 1, payload: new Uint8Array(1 << 20) };
+      q.offer(big);
+      q.offer(item('next'));
+      expect(names(q.takeReady(1))).toEqual(['big']);
+      return new WeakRef(big);
+    })();
+    // A WeakRef's target is kept until the job that made it ends.
+    await new Promise((r) => setImmediate(r));
+    gc();
+    expect(taken.deref()).toBeUndefined();
+    expect(names(q.takeReady())).toEqual(['next']);
   });
 
   it('drains what is queued at once and lets waiting pushes in', async () => {
