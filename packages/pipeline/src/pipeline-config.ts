@@ -72,8 +72,10 @@ export interface PipelineConfigInput {
   /** Backpressure, stuck detection, the byte budget and the quarantine lane's bounds. */
   flowControl?: FlowControlConfigInput | undefined;
   /**
-   * The memory the process may use, in bytes; the memory ratio flow control
-   * reads is RSS over this.
+   * The memory the pipeline may hold, in bytes; the memory ratio flow control
+   * reads is the V8 heap in use plus array buffers over this (ADR 0041), so
+   * leave the process's fixed overhead (code, reserved heap, other threads)
+   * between it and a container's limit.
    * @defaultValue 1073741824 (1 GiB)
    */
   memoryLimitBytes?: number | undefined;

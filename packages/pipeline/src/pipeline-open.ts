@@ -34,6 +34,7 @@ import {
   type RecoveryParts,
 } from './recovery/recovery-wiring.js';
 import { LiveReach } from './recovery/live-reach.js';
+import { liveMemoryBytes } from './memory-signal.js';
 import { SecondaryLane } from './secondary-lane.js';
 import type { PipelineSpec } from './topology.js';
 import { validateTopology } from './validate-topology.js';
@@ -213,7 +214,7 @@ async function openParts(
       config,
       clock,
       scheduler,
-      memoryUsage: spec.memoryUsage ?? (() => process.memoryUsage.rss()),
+      memoryUsage: spec.memoryUsage ?? liveMemoryBytes,
       log,
       failure,
       governor,

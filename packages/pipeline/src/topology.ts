@@ -127,6 +127,10 @@ export interface PipelineSpec {
    * a test passes a `ManualClock` and runs each cycle with `elapse`.
    */
   readonly scheduler?: Scheduler;
-  /** Resident memory in bytes; injectable so tests can drive memory pressure. */
+  /**
+   * The memory flow control reads, in bytes: the live heap and buffers
+   * (`liveMemoryBytes`, ADR 0041) by default; injectable so tests can drive
+   * memory pressure, or an embedder can read RSS or its cgroup instead.
+   */
   readonly memoryUsage?: () => number;
 }

@@ -57,7 +57,11 @@ export interface TopologyDeclaration<R extends RawPart, S extends SecondaryParts
   readonly clock?: Clock;
   /** Where periodic work runs (Node's timers by default; a ManualClock in tests). */
   readonly scheduler?: Scheduler;
-  /** Resident memory in bytes; injectable so tests can drive memory pressure. */
+  /**
+   * The memory flow control reads, in bytes: the live heap and buffers
+   * (`liveMemoryBytes`, ADR 0041) by default; injectable so tests can drive
+   * memory pressure, or an embedder can read RSS or its cgroup instead.
+   */
   readonly memoryUsage?: () => number;
 }
 
