@@ -17,16 +17,25 @@ export function payloadOf(r: SourceRecord): number {
   return r.value.byteLength + (r.key?.byteLength ?? 0) + headersSize(r.headers);
 }
 
+/**
+ * Each batch's payload bytes, once: a batch is read for its size by the
+ * counters, the budget's estimate and charge, the cut and every lane, and a
+ * batch never changes (its records are readonly).
+ */
+const payloads = new WeakMap<SourceBatch, number>();
+
 export function payloadBytes(batch: SourceBatch): number {
-  let bytes = 0;
+  let bytes = payloads.get(batch);
+  if (bytes !== undefined) return bytes;
+  bytes = 0;
   for (const r of batch.records) bytes += payloadOf(r);
+  payloads.set(batch, bytes);
   return bytes;
 }
 
+/** The batch's bytes as held: each record's payload plus its overhead (`recordBytes`, summed). */
 export function batchBytes(batch: SourceBatch): number {
-  let bytes = 0;
-  for (const r of batch.records) bytes += recordBytes(r);
-  return bytes;
+  return RECORD_OVERHEAD * batch.records.length + payloadBytes(batch);
 }
 
 export interface SplitLimits {
