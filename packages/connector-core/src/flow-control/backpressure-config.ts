@@ -13,7 +13,7 @@ const durationMs = z.number().int().min(0);
  * escalates from (a refusal names the upper field).
  */
 export interface BackpressureConfigInput {
-  /** When memory (RSS over the pipeline's `memoryLimitBytes`) counts as pressure. */
+  /** When memory (the live heap and buffers over the pipeline's `memoryLimitBytes`, ADR 0041) counts as pressure. */
   memory?: BackpressureMemoryInput | undefined;
   /** When the fill of the bounded queues on the gating path counts as pressure. */
   channels?: BackpressureChannelsInput | undefined;
