@@ -1,4 +1,5 @@
 import type { SourceBatch } from '@thalweg/connector-core';
+import type { QuarantineNote } from './topology.js';
 
 /** The part of a batch inside `want`; null when nothing of it is. */
 export function clipBatch(
@@ -22,4 +23,11 @@ export function recordsIn(
 ): number {
   return batch.records.filter((r) => ranges.some((g) => r.offset >= g.start && r.offset < g.end))
     .length;
+}
+
+/** The records of `batch` handed to the sink: those the derivation did not quarantine. */
+export function submittedPart(batch: SourceBatch, refused: readonly QuarantineNote[]): SourceBatch {
+  if (refused.length === 0) return batch;
+  const gone = new Set(refused.map((n) => n.offset));
+  return { span: batch.span, records: batch.records.filter((r) => !gone.has(r.offset)) };
 }

@@ -14,7 +14,7 @@ import {
   type SourcePartition,
 } from '@thalweg/connector-core';
 import type { DurableReceipt } from '@thalweg/offset-store';
-import { clipBatch, recordsIn } from './batch-clip.js';
+import { clipBatch, recordsIn, submittedPart } from './batch-clip.js';
 import { detachBatch } from './batch-detach.js';
 import { batchBytes } from './batch-split.js';
 import type { CoverageRecorder } from './coverage-recorder.js';
@@ -381,13 +381,6 @@ export class SecondaryLane<B> {
     if (this.state.kind !== 'running') return null;
     return this.pending.floor(partition);
   }
-}
-
-/** The records of `batch` handed to the sink: those the derivation did not quarantine. */
-function submittedPart(batch: SourceBatch, refused: readonly QuarantineNote[]): SourceBatch {
-  if (refused.length === 0) return batch;
-  const gone = new Set(refused.map((n) => n.offset));
-  return { span: batch.span, records: batch.records.filter((r) => !gone.has(r.offset)) };
 }
 
 function queueOf(config: SecondaryConfig): SubmitQueue<Queued> {
