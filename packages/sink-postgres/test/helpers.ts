@@ -17,6 +17,7 @@ import {
   PostgresSink,
   type PgBatch,
   type PgTableSpec,
+  type PostgresSinkHooks,
   type PostgresSinkOptions,
 } from '../src/index.js';
 
@@ -117,6 +118,30 @@ export function gate(): { opened: Promise<void>; open: () => void } {
   let open = (): void => undefined;
   const opened = new Promise<void>((resolve) => (open = resolve));
   return { opened, open };
+}
+
+/**
+ * Hooks that hold the writer's first transaction just before its COMMIT:
+ * `entered` resolves once the writer is there, `release` lets it commit.
+ * Later transactions pass straight through.
+ */
+export function holdFirstCommit(): {
+  hooks: PostgresSinkHooks;
+  entered: Promise<void>;
+  release: () => void;
+} {
+  const entered = gate();
+  const held = gate();
+  let calls = 0;
+  const hooks: PostgresSinkHooks = {
+    beforeCommit: async () => {
+      if (calls++ === 0) {
+        entered.open();
+        await held.opened;
+      }
+    },
+  };
+  return { hooks, entered: entered.opened, release: held.open };
 }
 
 /** A sink on `pool` with fast retries and no start-up log; `over` replaces any option. */

@@ -7,7 +7,7 @@ import {
   confirmedStarts,
   countRows,
   cover,
-  gate,
+  holdFirstCommit,
   ID,
   openSink,
   ordersSpec,
@@ -107,31 +107,22 @@ describe('PostgresSink', () => {
 
   it('confirms in submission order while committing several batches per transaction', async () => {
     const spec = table();
-    const first = gate();
-    const held = gate();
-    let transactions = 0;
+    const commit = holdFirstCommit();
     const { sink, target } = await openSink(pool, spec, {
       maxBatchesPerTransaction: 8,
-      hooks: {
-        beforeCommit: async () => {
-          if (transactions++ === 0) {
-            first.open();
-            await held.opened;
-          }
-        },
-      },
+      hooks: commit.hooks,
     });
     // Two partitions interleaved: order is submission order, not offset order.
     const order: { p: number; i: number }[] = [];
     await sink.submit(batchAt(0), spanAt(0), cover(0));
-    await first.opened;
+    await commit.entered;
     for (let i = 1; i < 40; i++) {
       const p = i % 2;
       const span = spanAt(i, 10, p);
       order.push({ p, i });
       await sink.submit(batchAt(i), span, { kind: 'derived-coverage', sink: ID, span });
     }
-    held.open();
+    commit.release();
     await sink.flush();
     expect(target.applied.map((a) => [a.receipt.span.partition, a.receipt.span.start])).toEqual([
       [0, 0],
@@ -149,29 +140,20 @@ describe('PostgresSink', () => {
 
   it('makes submit wait while the queue is full, until the writer drains it', async () => {
     const spec = table();
-    const entered = gate();
-    const held = gate();
-    let calls = 0;
+    const commit = holdFirstCommit();
     const { sink, target } = await openSink(pool, spec, {
       maxQueuedBatches: 1,
       maxBatchesPerTransaction: 1,
-      hooks: {
-        beforeCommit: async () => {
-          if (calls++ === 0) {
-            entered.open();
-            await held.opened;
-          }
-        },
-      },
+      hooks: commit.hooks,
     });
     await sink.submit(batchAt(0), spanAt(0), cover(0));
-    await entered.opened; // the writer holds batch 0 in its transaction
+    await commit.entered; // the writer holds batch 0 in its transaction
     await sink.submit(batchAt(1), spanAt(1), cover(1)); // fills the queue
     const third = sink.submit(batchAt(2), spanAt(2), cover(2));
     expect(await settled(third)).toBe(false);
     expect(sink.stats().queued).toBe(1);
     expect(target.applied).toHaveLength(0);
-    held.open();
+    commit.release();
     await third;
     await sink.flush();
     expect(confirmedStarts(target)).toEqual([0, 10, 20]);
@@ -180,31 +162,22 @@ describe('PostgresSink', () => {
 
   it('makes submit wait while the queued rows reach maxQueuedBytes, however few the batches', async () => {
     const spec = table();
-    const entered = gate();
-    const held = gate();
-    let calls = 0;
+    const commit = holdFirstCommit();
     const { sink, target } = await openSink(pool, spec, {
       maxQueuedBatches: 64,
       // Batches 1 and 2 fit; 3, of the same size, does not.
       maxQueuedBytes: rowsHeapBytes(batchAt(1).rows) + rowsHeapBytes(batchAt(2).rows),
       maxBatchesPerTransaction: 1,
-      hooks: {
-        beforeCommit: async () => {
-          if (calls++ === 0) {
-            entered.open();
-            await held.opened;
-          }
-        },
-      },
+      hooks: commit.hooks,
     });
     await sink.submit(batchAt(0), spanAt(0), cover(0));
-    await entered.opened; // the writer holds batch 0 in its transaction
+    await commit.entered; // the writer holds batch 0 in its transaction
     await sink.submit(batchAt(1), spanAt(1), cover(1));
     await sink.submit(batchAt(2), spanAt(2), cover(2)); // the byte bound is reached
     const fourth = sink.submit(batchAt(3), spanAt(3), cover(3));
     expect(await settled(fourth)).toBe(false);
     expect(sink.stats().queued).toBe(2);
-    held.open();
+    commit.release();
     await fourth;
     await sink.flush();
     expect(confirmedStarts(target)).toEqual([0, 10, 20, 30]);
