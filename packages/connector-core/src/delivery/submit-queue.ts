@@ -71,8 +71,7 @@ export class SubmitQueue<T extends Sized> {
 
   /** Admits the item only if it fits now and nothing waits before it; never waits. */
   offer(item: T): boolean {
-    if (this.failure !== null || this.ended) return false;
-    if (this.waiting.length > 0 || !this.fits(item.bytes)) return false;
+    if (!this.admits(item.bytes)) return false;
     this.admit(item);
     return true;
   }
