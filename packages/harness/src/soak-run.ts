@@ -6,7 +6,14 @@ import { InMemoryLeaseStore } from '@thalweg/offset-store';
 import { LevelDbCoverage } from '@thalweg/offset-store/leveldb';
 import { coverageReport, Pipeline, secondary } from '@thalweg/pipeline';
 import { RawSegmentSink } from '@thalweg/sink-files';
-import { DEFAULT_TOLERANCES, judgeFlat, type SoakSample, type Verdict } from './soak-flatness.js';
+import {
+  DEFAULT_TOLERANCES,
+  judgeFlat,
+  type SoakSample,
+  type Tolerances,
+  type Verdict,
+} from './soak-flatness.js';
+import { fullGc } from './full-gc.js';
 import { SoakSecondary } from './soak-sink.js';
 import { SoakSource } from './soak-source.js';
 
@@ -27,6 +34,22 @@ export interface SoakOptions {
    */
   readonly stallMs: number;
   readonly keep: boolean;
+  /**
+   * The pipeline's byte budget (`flowControl.byteBudget.bytes`); the
+   * pipeline's default when absent. A short soak needs a small one: what is
+   * in flight grows until the budget is full, and a run that ends before
+   * then reads that warm-up as growth.
+   */
+  readonly budgetBytes?: number | undefined;
+  /**
+   * A full collection before each memory reading, so that `heap_mb` and
+   * `live_mb` are what the process retains rather than what the young
+   * generation happens to hold at that instant. It costs a few
+   * milliseconds a sample.
+   */
+  readonly collectGarbage?: boolean | undefined;
+  /** What is judged flat, and how flat; `DEFAULT_TOLERANCES` when absent. */
+  readonly tolerances?: Tolerances | undefined;
   /** Each sample and the result, as one JSON object per line. */
   readonly emit: (line: string) => void;
 }
@@ -88,6 +111,9 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
       maxBatchRecords: o.batchSize,
       secondaries: { [SEC]: { maxQueuedBatches: 4 } },
       recovery: { role: 'both', windowRecords: 20_000, scanEveryMs: 100 },
+      ...(o.budgetBytes === undefined
+        ? {}
+        : { flowControl: { byteBudget: { bytes: o.budgetBytes } } }),
     },
     primaryRaw: (confirm) =>
       RawSegmentSink.open({
@@ -106,12 +132,13 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
   });
   const started = performance.now();
   const samples: SoakSample[] = [];
+  const collect = o.collectGarbage === true ? fullGc() : undefined;
   let sampling = false;
   const sample = async (): Promise<void> => {
     if (sampling || pipeline.stats().state !== 'running') return;
     sampling = true;
     try {
-      const s = await measure(pipeline, coverage, leases, started, o.records);
+      const s = await measure(pipeline, coverage, leases, started, o.records, collect);
       samples.push(s);
       o.emit(JSON.stringify(s));
     } catch {
@@ -140,7 +167,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
     await reopened.close();
   }
   if (!o.keep) await rm(o.dir, { recursive: true, force: true });
-  const verdicts = judgeFlat(samples, DEFAULT_TOLERANCES);
+  const verdicts = judgeFlat(samples, o.tolerances ?? DEFAULT_TOLERANCES);
   const result: SoakResult = {
     soak: 'result',
     records: stats.source.records,
@@ -166,9 +193,11 @@ async function measure(
   leases: InMemoryLeaseStore,
   started: number,
   total: number,
+  collect: (() => void) | undefined,
 ): Promise<SoakSample> {
   const d = await coverage.diagnostics();
   const stats = pipeline.stats();
+  collect?.();
   const memory = process.memoryUsage();
   return {
     soak: 'sample',
@@ -177,6 +206,7 @@ async function measure(
     records: stats.raw.durableRecords,
     rss_mb: round(memory.rss / 2 ** 20),
     heap_mb: round(memory.heapUsed / 2 ** 20),
+    live_mb: round((memory.heapUsed + memory.arrayBuffers) / 2 ** 20),
     fds: readdirSync('/proc/self/fd').length,
     coverage_ranges: d.destinations.reduce((n, k) => n + k.ranges, 0),
     coverage_log: d.unflushedEntries,

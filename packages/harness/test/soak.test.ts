@@ -2,7 +2,12 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { judgeFlat, DEFAULT_TOLERANCES, type SoakSample } from '../src/soak-flatness.js';
+import {
+  judgeFlat,
+  DEFAULT_TOLERANCES,
+  SHORT_RUN_TOLERANCES,
+  type SoakSample,
+} from '../src/soak-flatness.js';
 import { runSoak } from '../src/soak-run.js';
 
 function sample(i: number, over: Partial<SoakSample> = {}): SoakSample {
@@ -13,6 +18,7 @@ function sample(i: number, over: Partial<SoakSample> = {}): SoakSample {
     records: i * 1000,
     rss_mb: 200,
     heap_mb: 40,
+    live_mb: 60,
     fds: 30,
     coverage_ranges: 10,
     coverage_log: 0,
@@ -40,10 +46,24 @@ describe('soak flatness', () => {
     expect(judgeFlat(samples, DEFAULT_TOLERANCES).every((v) => v.flat)).toBe(true);
     expect(() => judgeFlat(samples.slice(15), DEFAULT_TOLERANCES)).toThrow(/at least 10 samples/);
   });
+
+  it('judges only the measures its tolerances name: a short run leaves RSS out, not live memory', () => {
+    // RSS warming up over the whole run, live memory level.
+    const warming = Array.from({ length: 50 }, (_, i) => sample(i, { rss_mb: 100 + 5 * i }));
+    expect(judgeFlat(warming, DEFAULT_TOLERANCES).find((v) => !v.flat)?.measure).toBe('rss_mb');
+    const short = judgeFlat(warming, SHORT_RUN_TOLERANCES);
+    expect(short.map((v) => v.measure)).not.toContain('rss_mb');
+    expect(short.every((v) => v.flat)).toBe(true);
+    // Buffers held a little more each sample: a leak the short run catches.
+    const leaking = Array.from({ length: 50 }, (_, i) => sample(i, { live_mb: 60 + 3 * i }));
+    expect(judgeFlat(leaking, SHORT_RUN_TOLERANCES).filter((v) => !v.flat)).toEqual([
+      expect.objectContaining({ measure: 'live_mb', flat: false }),
+    ]);
+  });
 });
 
 describe('the soak, short', () => {
-  it('keeps RSS, descriptors, coverage size and lease keys flat, and catches the secondary up', async () => {
+  it('keeps live memory, descriptors, coverage size and lease keys flat, and catches the secondary up', async () => {
     const lines: string[] = [];
     const result = await runSoak({
       dir: await mkdtemp(join(tmpdir(), 'twg-soak-')),
@@ -56,6 +76,13 @@ describe('the soak, short', () => {
       // fast or slow the machine is.
       stallEvery: 200,
       stallMs: 0,
+      // What is in flight grows until the budget is full; a small budget
+      // fills in the warm-up fifth, so the rest is the steady state.
+      budgetBytes: 8 * 2 ** 20,
+      // Live memory is read after a full collection: what is retained.
+      collectGarbage: true,
+      // A run of two seconds: RSS is warm-up all through (SHORT_RUN_TOLERANCES).
+      tolerances: SHORT_RUN_TOLERANCES,
       keep: false,
       emit: (line) => lines.push(line),
     });
@@ -68,6 +95,7 @@ describe('the soak, short', () => {
     expect(result.replayed_records).toBeGreaterThanOrEqual(result.shed_records);
     expect(result.leases_cleared).toBeGreaterThan(0);
     expect(result.lag_after).toBe(0);
+    expect(result.verdicts.map((v) => v.measure)).toContain('live_mb');
     expect(result.verdicts.filter((v) => !v.flat)).toEqual([]);
   }, 120_000);
 });
