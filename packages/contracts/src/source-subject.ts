@@ -34,6 +34,14 @@ export interface SourceFeatures {
    * only at the end of a batch it delivered (a file set remembers those).
    */
   readonly cursors: 'any-offset' | 'batch-boundaries';
+  /**
+   * `dense`: every offset of a partition is a record, so its log starts at 0
+   * and each span starts where the one before it ended. `sparse`: offsets
+   * name positions with room between them (Pulsar packs ledger, entry and
+   * batch index into one), so a span may start past the end of the one
+   * before it; spans still never overlap and come in order.
+   */
+  readonly offsets: 'dense' | 'sparse';
 }
 
 /** An origin the contract wrote, and the means to read it. */

@@ -17,6 +17,10 @@ export interface SourceBreakage {
   readonly yieldAfterClose?: boolean;
   readonly acceptAnyCursor?: boolean;
   readonly gapInSpans?: boolean;
+  /** Each span after the first starts at the last offset of the one before. */
+  readonly overlapSpans?: boolean;
+  /** Declares dense offsets whatever its logs hold. */
+  readonly declareDense?: boolean;
 }
 
 /** A faithful store-managed source over fixed logs (or, with a breakage, an unfaithful one). */
@@ -40,17 +44,26 @@ class ReferenceSource implements StoreManagedSource {
     for (const log of this.logs) {
       const { topic, partition } = log.partition;
       const from = this.broken.ignoreSeek === true ? 0 : (this.next.get(partition) ?? 0);
+      const all = log.records;
+      const first = Math.max(
+        0,
+        all.findIndex((r) => r.offset >= from),
+      );
       const out: SourceBatch[] = [];
-      for (let start = from; start < log.records.length; start += 3) {
-        const end = Math.min(log.records.length, start + 3);
-        const records = log.records.slice(start, end).map((r) => ({
+      for (let start = first; start < all.length && all[start]!.offset >= from; start += 3) {
+        const end = Math.min(all.length, start + 3);
+        const records = all.slice(start, end).map((r) => ({
           ...r,
           headers: this.broken.dropHeaders === true ? [] : r.headers,
           timestamp: 0,
         }));
-        const gap = this.broken.gapInSpans === true && start > from ? 1 : 0;
+        const gap = this.broken.gapInSpans === true && start > first ? 1 : 0;
+        const spanStart =
+          this.broken.overlapSpans === true && start > first
+            ? all[start - 1]!.offset
+            : all[start]!.offset + gap;
         out.push({
-          span: offsetSpan(topic, partition, start + gap, end),
+          span: offsetSpan(topic, partition, spanStart, all[end - 1]!.offset + 1),
           records: records.slice(gap),
         });
       }
@@ -104,7 +117,16 @@ class ReferenceSource implements StoreManagedSource {
   }
 }
 
-export function referenceSourceFactory(broken: SourceBreakage = {}): SourceContractFactory {
+/**
+ * The reference source over fixed logs. With `sparse` offsets record i of a
+ * partition is at offset 4i, and each batch's span ends one past its last
+ * record, so spans do not touch (as Pulsar's packed ids are).
+ */
+export function referenceSourceFactory(
+  broken: SourceBreakage = {},
+  offsets: 'dense' | 'sparse' = 'dense',
+): SourceContractFactory {
+  const stride = offsets === 'dense' ? 1 : 4;
   return {
     features: {
       partitions: 2,
@@ -113,12 +135,13 @@ export function referenceSourceFactory(broken: SourceBreakage = {}): SourceContr
       nullHeaderValues: true,
       tombstones: true,
       cursors: 'any-offset',
+      offsets: broken.declareDense === true ? 'dense' : offsets,
     },
     timeoutMs: 4_000,
     seed: async (written) => {
       const logs: ExpectedLog[] = written.map((records, p) => ({
         partition: { topic: 'reference', partition: p },
-        records: records.map((r, offset) => ({ ...r, offset })),
+        records: records.map((r, i) => ({ ...r, offset: i * stride })),
       }));
       return { logs, open: async () => new ReferenceSource(logs, broken) };
     },

@@ -14,6 +14,7 @@ describeSourceContract('GeneratedSource (the demo source)', {
     nullHeaderValues: false,
     tombstones: false,
     cursors: 'any-offset',
+    offsets: 'dense',
   },
   seed: async (written) => {
     const partitions = written.length;

@@ -41,6 +41,7 @@ describeSourceContract('SoakSource (the soak generated source)', {
     nullHeaderValues: false,
     tombstones: false,
     cursors: 'any-offset',
+    offsets: 'dense',
   },
   seed: async (written) => {
     const partitions = written.length;

@@ -17,6 +17,7 @@ const FEATURES: SourceFeatures = {
   nullHeaderValues: true,
   tombstones: true,
   cursors: 'any-offset',
+  offsets: 'dense',
 };
 const TOPIC = 'memory-contract';
 const BATCH = 4;

@@ -102,6 +102,7 @@ const FEATURES = {
   nullHeaderValues: false,
   tombstones: false,
   cursors: 'batch-boundaries',
+  offsets: 'dense',
 } as const;
 
 async function readToEnd(source: FileSetSource): Promise<number> {

@@ -22,6 +22,7 @@ const FEATURES: SourceFeatures = {
   nullHeaderValues: false,
   tombstones: true,
   cursors: 'any-offset',
+  offsets: 'dense',
 };
 
 /** A fresh topic of two partitions holding `written`; offsets start at 0. */

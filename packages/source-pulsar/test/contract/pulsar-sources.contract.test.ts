@@ -57,6 +57,7 @@ const FEATURES = {
   nullHeaderValues: false,
   tombstones: false,
   cursors: 'batch-boundaries',
+  offsets: 'dense',
 } as const;
 
 /** The first partition's first message has an id the layout cannot hold. */
