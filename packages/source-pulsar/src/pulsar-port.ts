@@ -29,6 +29,15 @@ export interface SubscribeSettings {
   readonly type: SubscriptionType;
   /** Where a new subscription starts; an existing one resumes where it was acknowledged. */
   readonly initialPosition: 'Earliest' | 'Latest';
+  /**
+   * Messages the session may hold ahead of its permits (at most 1000 on the
+   * WebSocket API, whose proxy prefetches that many from the broker
+   * whatever the client's pull-mode permits say). On a Shared or
+   * Key_Shared subscription no other member gets what one holds until it
+   * acknowledges or closes them, so this is the session's share of the
+   * source's prefetch bound, not the API's maximum.
+   */
+  readonly receiverQueueSize: number;
   readonly consumerName?: string;
 }
 

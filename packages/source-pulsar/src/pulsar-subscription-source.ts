@@ -112,6 +112,9 @@ export class PulsarSubscriptionSource implements BrokerManagedSource {
             subscription: settings.subscription,
             type: settings.type,
             initialPosition: settings.initialPosition,
+            // What the proxy prefetches is held from the other members of a
+            // Shared subscription: no more than this session's share.
+            receiverQueueSize: sessionShare(settings, this.discovery.count()),
           },
           events,
         ),

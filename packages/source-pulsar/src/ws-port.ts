@@ -88,11 +88,12 @@ export function webSocketPort(options: WebSocketPortOptions): PulsarPort {
       const topic = parseTopic(settings.topic);
       if (settings.subscription === '')
         throw misuse(`an empty subscription name on ${settings.topic}`);
+      const size = checkedQueueSize(settings.receiverQueueSize, `a consumer of ${settings.topic}`);
       const query = new URLSearchParams({
         subscriptionType: settings.type,
         subscriptionInitialPosition: settings.initialPosition,
         pullMode: 'true',
-        receiverQueueSize: String(MAX_RECEIVER_QUEUE),
+        receiverQueueSize: String(size),
       });
       if (settings.consumerName !== undefined) query.set('consumerName', settings.consumerName);
       if (options.nackRedeliveryDelayMs !== undefined) {
@@ -125,12 +126,7 @@ export function webSocketPort(options: WebSocketPortOptions): PulsarPort {
 
     async read(settings: ReadSettings, events: SessionEvents): Promise<ReaderSession> {
       const topic = parseTopic(settings.topic);
-      const size = settings.receiverQueueSize;
-      if (!Number.isSafeInteger(size) || size < 1 || size > MAX_RECEIVER_QUEUE) {
-        throw misuse(
-          `receiverQueueSize ${String(size)} for a reader of ${settings.topic}: 1 to ${String(MAX_RECEIVER_QUEUE)}`,
-        );
-      }
+      const size = checkedQueueSize(settings.receiverQueueSize, `a reader of ${settings.topic}`);
       if (settings.start.kind === 'after') {
         try {
           decodeMessageId(settings.start.messageId);
@@ -160,4 +156,14 @@ export function webSocketPort(options: WebSocketPortOptions): PulsarPort {
       await Promise.all([...sessions].map((s) => s.close()));
     },
   };
+}
+
+/** A session's receiver queue size, refused outside 1..MAX_RECEIVER_QUEUE naming the session. */
+function checkedQueueSize(size: number, who: string): number {
+  if (!Number.isSafeInteger(size) || size < 1 || size > MAX_RECEIVER_QUEUE) {
+    throw misuse(
+      `receiverQueueSize ${String(size)} for ${who}: 1 to ${String(MAX_RECEIVER_QUEUE)}`,
+    );
+  }
+  return size;
 }

@@ -36,7 +36,13 @@ describe('webSocketPort.partitions (Pulsar)', () => {
       const partition = `${topic}-partition-${String(n)}`;
       const consumed: PulsarMessage[] = [];
       const session = await port.subscribe(
-        { topic: partition, subscription: 'twg', type: 'Failover', initialPosition: 'Earliest' },
+        {
+          topic: partition,
+          subscription: 'twg',
+          type: 'Failover',
+          initialPosition: 'Earliest',
+          receiverQueueSize: 1000,
+        },
         { message: (m) => consumed.push(m), closed: () => undefined },
       );
       session.permit(100);

@@ -53,6 +53,7 @@ const SETTINGS = {
   subscription: 's',
   type: 'Shared',
   initialPosition: 'Earliest',
+  receiverQueueSize: 1000,
 } as const;
 
 describe('the frames a session sends', () => {

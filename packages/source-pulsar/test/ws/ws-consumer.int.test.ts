@@ -26,7 +26,13 @@ function recorder() {
 }
 
 function settings(topic: string, subscription = 'twg'): SubscribeSettings {
-  return { topic, subscription, type: 'Shared', initialPosition: 'Earliest' };
+  return {
+    topic,
+    subscription,
+    type: 'Shared',
+    initialPosition: 'Earliest',
+    receiverQueueSize: 1000,
+  };
 }
 
 const text = (m: PulsarMessage): string => new TextDecoder().decode(m.payload);

@@ -115,18 +115,42 @@ async function consumer(fake: Fake, rec: ReturnType<typeof recorder>): Promise<C
       subscription: 's',
       type: 'Shared',
       initialPosition: 'Earliest',
+      receiverQueueSize: 7,
     },
     rec.events,
   );
 }
 
 describe('a WebSocket session against a fake broker', () => {
+  it('refuses a consumer whose receiver queue is outside 1..1000, naming it, before connecting', async () => {
+    const fake = await fakeBroker();
+    const port = webSocketPort({ wsUrl: fake.url, adminUrl: 'http://127.0.0.1:1' });
+    cleanups.push(() => port.close());
+    const settings = {
+      topic: 'persistent://public/default/t',
+      subscription: 's',
+      type: 'Shared',
+      initialPosition: 'Earliest',
+    } as const;
+    for (const receiverQueueSize of [0, 1001, 2.5]) {
+      await expect(
+        port.subscribe({ ...settings, receiverQueueSize }, recorder().events),
+      ).rejects.toMatchObject({
+        code: 'TWG_PULSAR_MISUSE',
+        message: expect.stringContaining(
+          `receiverQueueSize ${String(receiverQueueSize)} for a consumer of persistent://public/default/t: 1 to 1000`,
+        ) as unknown,
+      });
+    }
+    expect(fake.sockets).toHaveLength(0);
+  });
+
   it('asks for pull mode and sends permits, acks and nacks as the API reads them', async () => {
     const fake = await fakeBroker();
     const rec = recorder();
     const session = await consumer(fake, rec);
     expect(fake.sockets[0]?.url).toBe(
-      '/ws/v2/consumer/persistent/public/default/t/s?subscriptionType=Shared&subscriptionInitialPosition=Earliest&pullMode=true&receiverQueueSize=1000',
+      '/ws/v2/consumer/persistent/public/default/t/s?subscriptionType=Shared&subscriptionInitialPosition=Earliest&pullMode=true&receiverQueueSize=7',
     );
     session.permit(3);
     fake.sockets[0]?.socket.send(FRAME);
@@ -321,6 +345,7 @@ describe('a WebSocket session against a fake broker', () => {
       subscription: 's',
       type: 'Shared',
       initialPosition: 'Earliest',
+      receiverQueueSize: 1000,
     } as const;
     await port.subscribe(settings, a.events);
     await port.read(
