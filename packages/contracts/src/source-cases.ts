@@ -337,7 +337,11 @@ const badPosition: SourceContractCase = {
           source.cursorAt(foreignPartition, 0),
         );
         await refused(clause, 'cursorAt of a negative offset', () => source.cursorAt(own, -1));
-        const foreign: SourceCursor = { kind: 'stream-token', token: 'x', nextOffset: 1 };
+        // A cursor of the kind this source does not make.
+        const foreign: SourceCursor =
+          source.cursorAt(own, 0).kind === 'stream-token'
+            ? { kind: 'log-offset', nextOffset: 1 }
+            : { kind: 'stream-token', token: 'x', nextOffset: 1 };
         await refused(clause, 'seek to a cursor of a foreign kind', () =>
           source.seek(own, foreign),
         );

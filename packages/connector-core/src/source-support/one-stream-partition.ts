@@ -11,7 +11,7 @@ import { StreamFeed, type StreamFeedOptions } from './stream-feed.js';
  */
 export type OneStreamFault =
   | { readonly kind: 'state' }
-  | { readonly kind: 'cursor'; readonly field: 'cursor.kind' | 'cursor.nextOffset' };
+  | { readonly kind: 'cursor'; readonly field: 'cursor.kind' | 'cursor.nextOffset' | 'next' };
 
 export interface OneStreamPartitionOptions extends Omit<StreamFeedOptions, 'partition'> {
   /** The topic of the one partition `{ topic, partition: 0 }`. */
@@ -83,9 +83,15 @@ export class OneStreamPartition {
     return cursor.nextOffset;
   }
 
-  /** The cursor to store for `partition` at `next`; `token` is used only when resumable. */
+  /**
+   * The cursor to store for `partition` at `next` (a row offset: refused
+   * otherwise); `token` is used only when resumable.
+   */
   cursorAt(partition: SourcePartition, next: number, token: string): SourceCursor {
     this.own(partition);
+    if (!Number.isSafeInteger(next) || next < 0) {
+      throw this.fail({ kind: 'cursor', field: 'next' }, `${next} is not a row offset`);
+    }
     return this.resumable
       ? { kind: 'stream-token', token, nextOffset: next }
       : { kind: 'log-offset', nextOffset: next };

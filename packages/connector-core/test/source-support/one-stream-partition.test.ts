@@ -84,6 +84,15 @@ describe('OneStreamPartition', () => {
     });
   });
 
+  it.each([-1, 1.5, Number.NaN, 2 ** 53])('refuses a cursor at %s, resumable or not', (bad) => {
+    for (const resumable of [true, false]) {
+      expect(faultOf(() => streamOf(resumable).stream.cursorAt(own, bad, 'abc'))).toEqual({
+        fault: { kind: 'cursor', field: 'next' },
+        message: `${bad} is not a row offset`,
+      });
+    }
+  });
+
   it("runs the source's token check after the kind and before the offset", () => {
     const seen: string[] = [];
     const { stream } = streamOf(true);
