@@ -41,6 +41,19 @@ def batch_of(first: int, count: int, payload_bytes: int = 0) -> pa.RecordBatch:
     )
 
 
+def batch_with_payloads(first: int, payloads: list) -> pa.RecordBatch:
+    """Rows first .. first+len(payloads)-1 of SCHEMA whose payloads are given, not derived."""
+    ids = list(range(first, first + len(payloads)))
+    return pa.record_batch(
+        [
+            pa.array(ids, pa.int64()),
+            pa.array(payloads, pa.utf8()),
+            pa.array([BASE_TS_MS + i for i in ids], pa.timestamp("ms", tz="UTC")),
+        ],
+        schema=SCHEMA,
+    )
+
+
 def batch_starts(rows: int, batch_rows: int) -> range:
     """Row offsets at which the batches of a `rows`-row stream cut into `batch_rows` start."""
     if batch_rows <= 0:

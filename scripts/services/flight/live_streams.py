@@ -8,9 +8,11 @@ producer that cannot seek. The rows are regenerated from their ids on every
 read, so every position stays retained.
 
 Besides the spec's fields, `generate` takes `delay_ms` (a pause before each
-batch, to keep a stream open) and `fail_after_batches` (the first DoGet that
+batch, to keep a stream open), `fail_after_batches` (the first DoGet that
 has sent that many batches is aborted with UNAVAILABLE, once, so a source's
-reconnect and resume can be tested).
+reconnect and resume can be tested) and `payloads` (a list of strings: the
+stream's rows are that many, with those payloads instead of generated ones,
+so a test can write the records it means to read back).
 """
 
 import json
@@ -25,7 +27,13 @@ import generated_rows
 
 class LiveStream:
     def __init__(self, spec: dict):
-        self.rows = int(spec["rows"])
+        payloads = spec.get("payloads")
+        if payloads is not None and not (
+            isinstance(payloads, list) and all(isinstance(p, str) for p in payloads)
+        ):
+            raise ValueError('generate: "payloads" must be a list of strings')
+        self.payloads = payloads
+        self.rows = len(payloads) if payloads is not None else int(spec["rows"])
         self.batch_rows = int(spec.get("batch_rows") or 1024)
         self.payload_bytes = int(spec.get("payload_bytes") or 0)
         self.resumable = bool(spec.get("resumable", True))
@@ -61,7 +69,11 @@ class LiveStream:
                 if self.delay_ms > 0:
                     time.sleep(self.delay_ms / 1000.0)
                 count = min(self.batch_rows, self.rows - first)
-                batch = generated_rows.batch_of(first, count, self.payload_bytes)
+                batch = (
+                    generated_rows.batch_with_payloads(first, self.payloads[first : first + count])
+                    if self.payloads is not None
+                    else generated_rows.batch_of(first, count, self.payload_bytes)
+                )
                 sent += 1
                 if self.resumable:
                     yield batch, pa.py_buffer(json.dumps({"offset": first}, separators=(",", ":")).encode())
