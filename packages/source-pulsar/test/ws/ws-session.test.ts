@@ -122,29 +122,6 @@ async function consumer(fake: Fake, rec: ReturnType<typeof recorder>): Promise<C
 }
 
 describe('a WebSocket session against a fake broker', () => {
-  it('refuses a consumer whose receiver queue is outside 1..1000, naming it, before connecting', async () => {
-    const fake = await fakeBroker();
-    const port = webSocketPort({ wsUrl: fake.url, adminUrl: 'http://127.0.0.1:1' });
-    cleanups.push(() => port.close());
-    const settings = {
-      topic: 'persistent://public/default/t',
-      subscription: 's',
-      type: 'Shared',
-      initialPosition: 'Earliest',
-    } as const;
-    for (const receiverQueueSize of [0, 1001, 2.5]) {
-      await expect(
-        port.subscribe({ ...settings, receiverQueueSize }, recorder().events),
-      ).rejects.toMatchObject({
-        code: 'TWG_PULSAR_MISUSE',
-        message: expect.stringContaining(
-          `receiverQueueSize ${String(receiverQueueSize)} for a consumer of persistent://public/default/t: 1 to 1000`,
-        ) as unknown,
-      });
-    }
-    expect(fake.sockets).toHaveLength(0);
-  });
-
   it('asks for pull mode and sends permits, acks and nacks as the API reads them', async () => {
     const fake = await fakeBroker();
     const rec = recorder();
