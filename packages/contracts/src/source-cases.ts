@@ -5,6 +5,7 @@ import {
   type SourceBatch,
   type SourceCursor,
   type SourcePartition,
+  type StoreManagedSource,
 } from '@thalweg/connector-core';
 import { BatchCollector } from './batch-collector.js';
 import { check, ContractViolation, describeError, isCoded, outcome } from './errors.js';
@@ -323,6 +324,18 @@ async function refused(clause: string, what: string, act: () => unknown): Promis
   check(isCoded(error), clause, () => `${what} was refused with ${describeError(error)}`);
 }
 
+/** The kind of the cursor `source` gives for `partition` at 0, or undefined when it gives none. */
+function ownKindAt0(
+  source: StoreManagedSource,
+  partition: SourcePartition,
+): SourceCursor['kind'] | undefined {
+  try {
+    return source.cursorAt(partition, 0).kind;
+  } catch {
+    return undefined;
+  }
+}
+
 const badPosition: SourceContractCase = {
   name: 'a position it cannot take is refused with a coded error',
   applies: () => true,
@@ -337,9 +350,12 @@ const badPosition: SourceContractCase = {
           source.cursorAt(foreignPartition, 0),
         );
         await refused(clause, 'cursorAt of a negative offset', () => source.cursorAt(own, -1));
-        // A cursor of the kind this source does not make.
+        // A cursor of a kind this source does not make: a stream token, unless
+        // its own cursor at 0 is one (a resumable stream's). A source that can
+        // give no cursor before it delivered anything (a Pulsar reader: no
+        // message id yet) does not make stream tokens.
         const foreign: SourceCursor =
-          source.cursorAt(own, 0).kind === 'stream-token'
+          ownKindAt0(source, own) === 'stream-token'
             ? { kind: 'log-offset', nextOffset: 1 }
             : { kind: 'stream-token', token: 'x', nextOffset: 1 };
         await refused(clause, 'seek to a cursor of a foreign kind', () =>
