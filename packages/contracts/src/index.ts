@@ -7,6 +7,7 @@ export * from './sink-cases.js';
 export * from './sink-contract.js';
 export * from './source-subject.js';
 export * from './source-records.js';
+export * from './read-to-end.js';
 export * from './batch-collector.js';
 export * from './source-cases.js';
 export * from './source-contract.js';

@@ -5,6 +5,7 @@ import { Utf8, vectorFromArray } from 'apache-arrow';
 import { afterAll } from 'vitest';
 import {
   describeSourceContract,
+  readToEnd,
   type ExpectedRecord,
   type WrittenRecord,
 } from '@thalweg/contracts';
@@ -104,19 +105,6 @@ const FEATURES = {
   cursors: 'batch-boundaries',
   offsets: 'dense',
 } as const;
-
-async function readToEnd(source: FileSetSource): Promise<number> {
-  let records = 0;
-  try {
-    // Read on: the bad input fails the read.
-    for await (const batch of source.batches(new AbortController().signal)) {
-      records += batch.records.length;
-    }
-  } finally {
-    await source.close();
-  }
-  return records;
-}
 
 describeSourceContract('FileSetSource over NDJSON', {
   features: FEATURES,

@@ -3,6 +3,7 @@ import { RecordBatchStreamWriter, Table, Utf8, vectorFromArray } from 'apache-ar
 import { afterAll } from 'vitest';
 import {
   describeSourceContract,
+  readToEnd,
   type ExpectedRecord,
   type SourceFeatures,
   type WrittenRecord,
@@ -98,12 +99,7 @@ describeSourceContract('IpcStreamSource, resumable, over TCP', {
     const producer = await resumableProducer(values, bytes);
     const source = open(producer.port);
     return {
-      run: async () => {
-        let rows = 0;
-        for await (const batch of source.batches(new AbortController().signal))
-          rows += batch.records.length;
-        return rows;
-      },
+      run: () => readToEnd(source),
       names: ['record batch', 'stream byte'],
     };
   },

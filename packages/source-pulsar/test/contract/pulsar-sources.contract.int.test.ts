@@ -1,5 +1,6 @@
 import {
   describeSourceContract,
+  readToEnd,
   type ExpectedRecord,
   type SourceContractFactory,
   type SourceFeatures,
@@ -97,16 +98,7 @@ async function outOfRange(open: (topic: string) => Promise<Source>) {
   );
   const source = await open(topic);
   return {
-    run: async () => {
-      try {
-        let records = 0;
-        for await (const batch of source.batches(new AbortController().signal))
-          records += batch.records.length;
-        return records;
-      } finally {
-        await source.close();
-      }
-    },
+    run: () => readToEnd(source),
     names: [topic, 'partition 0', 'entry id'],
   };
 }

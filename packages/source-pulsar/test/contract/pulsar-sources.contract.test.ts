@@ -1,5 +1,6 @@
 import {
   describeSourceContract,
+  readToEnd,
   type ExpectedRecord,
   type SourceContractFactory,
   type WrittenRecord,
@@ -66,16 +67,7 @@ async function outOfRange(open: (broker: FakePulsarBroker) => Promise<Source>) {
   broker.publish(`${TOPIC}-partition-0`, { ledger: 2 ** 40 });
   const source = await open(broker);
   return {
-    run: async () => {
-      try {
-        let records = 0;
-        for await (const batch of source.batches(new AbortController().signal))
-          records += batch.records.length;
-        return records;
-      } finally {
-        await source.close();
-      }
-    },
+    run: () => readToEnd(source),
     names: [TOPIC, 'partition 0', 'ledger'],
   };
 }
