@@ -8,7 +8,7 @@ export interface SoakSample {
   readonly records: number;
   readonly rss_mb: number;
   readonly heap_mb: number;
-  /** The heap in use plus array buffers: what the flow governor reads (ADR 0041). */
+  /** What the flow governor reads (`liveMemoryBytes`, ADR 0041): heap in use plus array buffers. */
   readonly live_mb: number;
   /** Open file descriptors of the process (/proc/self/fd). */
   readonly fds: number;

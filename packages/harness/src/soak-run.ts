@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { sinkId } from '@thalweg/connector-core';
 import { InMemoryLeaseStore } from '@thalweg/offset-store';
 import { LevelDbCoverage } from '@thalweg/offset-store/leveldb';
-import { coverageReport, Pipeline, secondary } from '@thalweg/pipeline';
+import { coverageReport, liveMemoryBytes, Pipeline, secondary } from '@thalweg/pipeline';
 import { RawSegmentSink } from '@thalweg/sink-files';
 import {
   DEFAULT_TOLERANCES,
@@ -206,7 +206,7 @@ async function measure(
     records: stats.raw.durableRecords,
     rss_mb: round(memory.rss / 2 ** 20),
     heap_mb: round(memory.heapUsed / 2 ** 20),
-    live_mb: round((memory.heapUsed + memory.arrayBuffers) / 2 ** 20),
+    live_mb: round(liveMemoryBytes(memory) / 2 ** 20),
     fds: readdirSync('/proc/self/fd').length,
     coverage_ranges: d.destinations.reduce((n, k) => n + k.ranges, 0),
     coverage_log: d.unflushedEntries,

@@ -11,9 +11,9 @@
  * and halved the full topology's throughput for a few percent of RSS
  * (blueprints/topology-speed.md). Set `memoryLimitBytes` below the
  * process's real limit by that overhead, or inject `memoryUsage` (RSS, a
- * cgroup's reading) where a different signal is wanted.
+ * cgroup's reading) where a different signal is wanted. `usage`, when
+ * given, is a reading already taken (the soak samples RSS from the same one).
  */
-export function liveMemoryBytes(): number {
-  const m = process.memoryUsage();
-  return m.heapUsed + m.arrayBuffers;
+export function liveMemoryBytes(usage: NodeJS.MemoryUsage = process.memoryUsage()): number {
+  return usage.heapUsed + usage.arrayBuffers;
 }

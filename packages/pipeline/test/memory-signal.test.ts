@@ -17,6 +17,13 @@ describe('liveMemoryBytes', () => {
     expect(liveMemoryBytes()).toBe(420);
   });
 
+  it('reads a usage it is given instead of taking one', () => {
+    const usage = { rss: 900, heapTotal: 500, heapUsed: 30, external: 13, arrayBuffers: 12 };
+    const taken = vi.spyOn(process, 'memoryUsage');
+    expect(liveMemoryBytes(usage)).toBe(42);
+    expect(taken).not.toHaveBeenCalled();
+  });
+
   it('reads this process: a live buffer is in it', () => {
     const held = Buffer.alloc(64 * 1024 * 1024, 1);
     expect(liveMemoryBytes()).toBeGreaterThanOrEqual(held.byteLength);
