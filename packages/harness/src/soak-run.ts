@@ -6,6 +6,7 @@ import { InMemoryLeaseStore } from '@thalweg/offset-store';
 import { LevelDbCoverage } from '@thalweg/offset-store/leveldb';
 import { coverageReport, liveMemoryBytes, Pipeline, secondary } from '@thalweg/pipeline';
 import { RawSegmentSink } from '@thalweg/sink-files';
+import { fullGc } from '@thalweg/test-services';
 import {
   DEFAULT_TOLERANCES,
   judgeFlat,
@@ -13,7 +14,6 @@ import {
   type Tolerances,
   type Verdict,
 } from './soak-flatness.js';
-import { fullGc } from './full-gc.js';
 import { SoakSecondary } from './soak-sink.js';
 import { SoakSource } from './soak-source.js';
 

@@ -1,10 +1,8 @@
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
+import { fullGc } from '@thalweg/test-services';
 
 // A full collection before each timed run, so that neither side pays for the
 // garbage the other left (the bench data alone is a few hundred MB of heap).
-setFlagsFromString('--expose-gc');
-const collect = runInNewContext('gc') as () => void;
+const collect = fullGc();
 
 /**
  * Median wall time of `op` over `runs` runs, after one warm-up run.

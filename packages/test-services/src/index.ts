@@ -7,4 +7,5 @@ export * from './unique-name.js';
 export * from './type-equals.js';
 export * from './waits.js';
 export * from './read-measure.js';
+export * from './full-gc.js';
 export * from './etcd-private.js';

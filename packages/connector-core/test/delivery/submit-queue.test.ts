@@ -1,5 +1,4 @@
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
+import { fullGc } from '@thalweg/test-services';
 import { describe, expect, it } from 'vitest';
 import { SubmitQueue } from '../../src/delivery/submit-queue.js';
 import { settled } from './helpers.js';
@@ -104,8 +103,7 @@ describe('SubmitQueue', () => {
   });
 
   it('lets go of a taken item while later ones stay queued (a lagging lane keeps no taken batch alive)', async () => {
-    setFlagsFromString('--expose-gc');
-    const gc = runInNewContext('gc') as () => void;
+    const gc = fullGc();
     const q = new SubmitQueue<{ name: string; bytes: number; payload?: Uint8Array }>({
       maxItems: 8,
       maxBytes: 1 << 30,
