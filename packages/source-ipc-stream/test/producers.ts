@@ -25,12 +25,17 @@ export function ipcRows(
       new Utf8(),
     ),
   });
+  const bytes = ipcStreamOf(table, batchRows);
+  return withEnd ? bytes : bytes.subarray(0, bytes.byteLength - 8);
+}
+
+/** `table` as an IPC stream of record batches of `batchRows` rows, with its end marker. */
+export function ipcStreamOf(table: Table, batchRows: number): Uint8Array {
   const batches = [];
-  for (let at = 0; at < ids.length; at += batchRows) {
+  for (let at = 0; at < table.numRows; at += batchRows) {
     batches.push(...table.slice(at, at + batchRows).batches);
   }
-  const bytes = RecordBatchStreamWriter.writeAll(batches).toUint8Array(true);
-  return withEnd ? bytes : bytes.subarray(0, bytes.byteLength - 8);
+  return RecordBatchStreamWriter.writeAll(batches).toUint8Array(true);
 }
 
 export async function listen(

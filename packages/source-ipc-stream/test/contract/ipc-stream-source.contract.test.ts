@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net';
-import { RecordBatchStreamWriter, Table, Utf8, vectorFromArray } from 'apache-arrow';
+import { Table, Utf8, vectorFromArray } from 'apache-arrow';
 import { afterAll } from 'vitest';
 import {
   describeSourceContract,
@@ -9,7 +9,7 @@ import {
   type WrittenRecord,
 } from '@thalweg/contracts';
 import { IpcStreamSource } from '../../src/index.js';
-import { readRequest, tcpProducer } from '../producers.js';
+import { ipcStreamOf, readRequest, tcpProducer } from '../producers.js';
 
 const producers: (() => void)[] = [];
 afterAll(() => {
@@ -39,11 +39,7 @@ const utf8 = (s: string): Uint8Array => new TextEncoder().encode(s);
 /** The IPC stream of `values` (one utf8 column, `value`) from row `first` on, with its end marker. */
 function streamFrom(values: readonly string[], first: number): Uint8Array {
   const table = new Table({ value: vectorFromArray(values.slice(first), new Utf8()) });
-  const batches = [];
-  for (let at = 0; at < table.numRows; at += BATCH_ROWS) {
-    batches.push(...table.slice(at, at + BATCH_ROWS).batches);
-  }
-  return RecordBatchStreamWriter.writeAll(batches).toUint8Array(true);
+  return ipcStreamOf(table, BATCH_ROWS);
 }
 
 /**
