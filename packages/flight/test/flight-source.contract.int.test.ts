@@ -4,7 +4,7 @@ import {
   type SourceFeatures,
   type WrittenRecord,
 } from '@thalweg/contracts';
-import { flight, uniqueName } from '@thalweg/test-services';
+import { BASE_TS_MS, flight, uniqueName } from '@thalweg/test-services';
 import { afterAll } from 'vitest';
 import { flightClient } from '../src/flight-client.js';
 import { FlightSource } from '../src/flight-source.js';
@@ -33,8 +33,6 @@ const FEATURES: SourceFeatures = {
   offsets: 'dense',
 };
 
-/** generated_rows.py stamps row `id` at this time plus `id` milliseconds. */
-const BASE_TS_MS = 1_700_000_000_000;
 const text = (b: Uint8Array): string => Buffer.from(b).toString('utf8');
 
 describeSourceContract('FlightSource, resumable, against pyarrow', {

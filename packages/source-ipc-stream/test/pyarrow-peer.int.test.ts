@@ -6,7 +6,8 @@ import { IpcStreamDecoder } from '@thalweg/stream-arrow';
 import { waitFor } from '@thalweg/test-services';
 import { afterEach, describe, expect, it } from 'vitest';
 import { IpcStreamSource, IpcStreamSourceError, type IpcStreamConnection } from '../src/index.js';
-import { BASE_TS_MS, payloadOf, startProducer, stopProducers } from './pyarrow-producer.js';
+import { BASE_TS_MS, payloadOf } from '@thalweg/test-services';
+import { startProducer, stopProducers } from './pyarrow-producer.js';
 
 // The peer is pyarrow's own IPC writer (scripts/services/flight/ipc_producer.py),
 // so these tests check the source against bytes it did not write itself.

@@ -59,13 +59,3 @@ export interface GeneratedRow {
   readonly payload: string;
   readonly ts: unknown;
 }
-
-/** `row-<id>`, or that text repeated and cut to `payloadBytes` (generated_rows.payload_of). */
-export function payloadOf(id: number, payloadBytes = 0): string {
-  const text = `row-${id}`;
-  if (payloadBytes <= 0) return text;
-  return `${text};`.repeat(Math.floor(payloadBytes / (text.length + 1)) + 1).slice(0, payloadBytes);
-}
-
-/** generated_rows.BASE_TS_MS: row `id` is stamped this plus id milliseconds. */
-export const BASE_TS_MS = 1_700_000_000_000;

@@ -8,4 +8,5 @@ export * from './type-equals.js';
 export * from './waits.js';
 export * from './read-measure.js';
 export * from './full-gc.js';
+export * from './generated-rows.js';
 export * from './etcd-private.js';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { flight, flightScript, uniqueName } from '../src/index.js';
+import { BASE_TS_MS, flight, flightScript, payloadOf, uniqueName } from '../src/index.js';
 
 const run = promisify(execFile);
 
@@ -48,9 +48,9 @@ function generatedHash(first: number, end: number): string {
   hash.update('id\n');
   for (const id of ids) hash.update(`${String(id)}\n`);
   hash.update('payload\n');
-  for (const id of ids) hash.update(`${JSON.stringify(`row-${String(id)}`)}\n`);
+  for (const id of ids) hash.update(`${JSON.stringify(payloadOf(id))}\n`);
   hash.update('ts\n');
-  for (const id of ids) hash.update(`${String(1_700_000_000_000 + id)}\n`);
+  for (const id of ids) hash.update(`${String(BASE_TS_MS + id)}\n`);
   return hash.digest('hex');
 }
 
