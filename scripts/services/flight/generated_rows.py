@@ -30,15 +30,7 @@ def payload_of(row_id: int, payload_bytes: int = 0) -> str:
 
 def batch_of(first: int, count: int, payload_bytes: int = 0) -> pa.RecordBatch:
     """Rows first .. first+count-1 as one record batch of SCHEMA."""
-    ids = list(range(first, first + count))
-    return pa.record_batch(
-        [
-            pa.array(ids, pa.int64()),
-            pa.array([payload_of(i, payload_bytes) for i in ids], pa.utf8()),
-            pa.array([BASE_TS_MS + i for i in ids], pa.timestamp("ms", tz="UTC")),
-        ],
-        schema=SCHEMA,
-    )
+    return batch_with_payloads(first, [payload_of(i, payload_bytes) for i in range(first, first + count)])
 
 
 def batch_with_payloads(first: int, payloads: list) -> pa.RecordBatch:
