@@ -63,7 +63,7 @@ describe('flightSink()', () => {
     const id = sinkId('flight');
     const opened = await part.open({ ...context, id, cluster: 'c', confirm: target });
     expect(debug).toEqual(['thalweg flight sink flight: dataset=orders maxInFlight=256']);
-    const derived = runDerivation(opened.derive, 'c', source);
+    const derived = await runDerivation(opened.derive, 'c', source);
     expect(derived.quarantined.map((q) => [q.offset, q.reason])).toEqual([[1, 'contract']]);
     const batch = derived.batch;
     if (batch === null) throw new Error('nothing derived');

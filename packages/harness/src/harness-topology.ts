@@ -1,5 +1,5 @@
 import {
-  runDerivation,
+  runSyncDerivation,
   sinkId,
   type DerivationResult,
   type SourceBatch,
@@ -79,7 +79,7 @@ export function pgRow(record: SourceRecord, from: SourcePartition): readonly unk
 
 /** What the Postgres part derives from a raw batch, as the child runs it (for tests). */
 export function toPgBatch(batch: SourceBatch): DerivationResult<PgBatch> {
-  return runDerivation(rowDerivation(eventsTable('any'), pgRow), CLUSTER, batch);
+  return runSyncDerivation(rowDerivation(eventsTable('any'), pgRow), CLUSTER, batch);
 }
 
 /** A pool with the listener pg asks for: a dropped idle connection is logged, not fatal. */

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import {
-  runDerivation,
+  runSyncDerivation,
   sinkId,
   type DerivationResult,
   type SourceBatch,
@@ -57,7 +57,7 @@ export const zerobusRow = fromJson((v: { id?: unknown; n?: unknown } | null) => 
 /** What the Zerobus part derives from a raw batch, as the child runs it (for tests). */
 export function toZerobusBatch(batch: SourceBatch): DerivationResult<RecordBatch> {
   const derive = rowsToBatch(new BatchBuilder(ZEROBUS_SCHEMA), zerobusRow, CLUSTER);
-  return runDerivation(derive, CLUSTER, batch);
+  return runSyncDerivation(derive, CLUSTER, batch);
 }
 
 export function zerobusDir(dir: string): string {

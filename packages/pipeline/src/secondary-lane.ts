@@ -296,9 +296,9 @@ export class SecondaryLane<B> {
   private async deliver(sink: Sink<'secondary', B>, batch: SourceBatch): Promise<void> {
     let derived: Derived<B>;
     try {
-      derived = this.derive(batch);
+      derived = await this.derive(batch);
     } catch (error) {
-      // A derivation that throws refuses the whole batch: every record goes to
+      // A derivation that throws (or rejects) refuses the whole batch: every record goes to
       // quarantine, and the span is covered by the quarantine, not the sink.
       derived = {
         batch: null,

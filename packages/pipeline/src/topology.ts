@@ -58,7 +58,8 @@ export interface DqCheckCounts {
 /** Per check name, what it found over one span. */
 export type DqOutcome = Readonly<Record<string, DqCheckCounts>>;
 
-export type Derive<B> = (batch: SourceBatch) => Derived<B>;
+/** Raw batch -> what the secondary makes of it; may answer later (a worker thread's derivation). */
+export type Derive<B> = (batch: SourceBatch) => MaybePromise<Derived<B>>;
 
 /**
  * One secondary: how to open its sink with the pipeline's confirm target, and

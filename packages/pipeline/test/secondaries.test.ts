@@ -226,4 +226,35 @@ describe('secondaries', () => {
     ]);
     expect(await covered(built, 'strict')).toEqual([{ start: 0, end: 12 }]);
   });
+
+  it('a derivation that answers later is delivered in raw order; one that rejects quarantines its batch whole', async () => {
+    const source = new MemoryStoreSource(logsOf('t', 1, 12), 4);
+    const rows = new Map<string, MemoryRow>();
+    const entries: QuarantineEntry<QuarantinedRecord>[] = [];
+    const built = await build(source, {
+      coverage: new InMemoryCoverage({ sinks: [sinkId('raw'), sinkId('later')] }),
+      extraSecondaries: [
+        secondary<MemoryRow[]>({
+          open: (confirm) =>
+            new MemorySecondary(confirm, 'later', { kind: 'server-ack' }, [], rows),
+          // As a worker thread's derivation answers: after the lane moved on to wait.
+          derive: async (batch) => {
+            await new Promise((resolve) => setImmediate(resolve));
+            if (batch.span.start === 4) throw new Error('the derivation thread died twice');
+            return jsonRows(batch);
+          },
+        }),
+      ],
+      quarantineWriter: async (e) => {
+        entries.push(e);
+      },
+    });
+    const stats = await built.pipeline.run();
+    expect(stats.raw.durableRecords).toBe(12);
+    expect([...rows.values()].map((r) => r.offset)).toEqual([0, 1, 2, 3, 8, 9, 10, 11]);
+    expect(entries.map((e) => [e.reason, e.record.offset, e.detail])).toEqual(
+      [4, 5, 6, 7].map((o) => ['decode', o, 'the derivation thread died twice']),
+    );
+    expect(await covered(built, 'later')).toEqual([{ start: 0, end: 12 }]);
+  });
 });

@@ -3,7 +3,7 @@ import {
   mapRecords,
   parseConfig,
   RecordRefused,
-  type Derivation,
+  type SyncDerivation,
   type LaneSettings,
   type SecondaryPart,
   type SourcePartition,
@@ -98,7 +98,7 @@ export function postgres(options: PostgresPartOptions): SecondaryPart<PgBatch, P
  * gave it. A record whose mapping throws or has the wrong width is
  * quarantined alone; a batch with no row left is null.
  */
-export function rowDerivation(table: PgTableSpec, row: RowMapping): Derivation<PgBatch> {
+export function rowDerivation(table: PgTableSpec, row: RowMapping): SyncDerivation<PgBatch> {
   const width = table.columns.length;
   const name = qualifiedName(table);
   return (batch, context) => {

@@ -81,7 +81,7 @@ describe('postgres(): opened against PostgreSQL', () => {
     const part = postgres({ connectionString: postgresUrl(), table: spec, row: csvRow });
     const opened = await part.open(ctx);
     const batch = raw(['1,a', '2,b', 'three']);
-    const derived = runDerivation(opened.derive, ctx.cluster, batch);
+    const derived = await runDerivation(opened.derive, ctx.cluster, batch);
     // 'three' has one value for two columns: quarantined, not written.
     expect(derived.quarantined.map((q) => [q.offset, q.reason])).toEqual([[2, 'contract']]);
     if (derived.batch === null) throw new Error('expected rows');
@@ -99,7 +99,7 @@ describe('postgres(): opened against PostgreSQL', () => {
     expect(info).toEqual([]);
 
     // The replay of the same raw batch derives the same ids: nothing is added.
-    const again = runDerivation(opened.derive, ctx.cluster, batch);
+    const again = await runDerivation(opened.derive, ctx.cluster, batch);
     if (again.batch === null) throw new Error('expected rows');
     await opened.sink.submit(again.batch, batch.span, derivedCoverage(ctx.id, batch.span));
     await opened.sink.flush();
@@ -123,7 +123,7 @@ describe('postgres(): opened against PostgreSQL', () => {
     const opened = await part.open(ctx);
     // 'x' is no bigint: PostgreSQL refuses the batch (poison), the sink skips it.
     const batch = raw(['x,a']);
-    const derived = runDerivation(opened.derive, ctx.cluster, batch);
+    const derived = await runDerivation(opened.derive, ctx.cluster, batch);
     if (derived.batch === null) throw new Error('expected rows');
     await opened.sink.submit(derived.batch, batch.span, derivedCoverage(ctx.id, batch.span));
     await opened.sink.flush();

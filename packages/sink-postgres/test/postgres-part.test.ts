@@ -4,7 +4,7 @@ import {
   offsetSpan,
   RecordRefused,
   recordId,
-  runDerivation,
+  runSyncDerivation,
   type SourceBatch,
   type SourceRecord,
 } from '@thalweg/connector-core';
@@ -45,7 +45,7 @@ function jsonRow(r: SourceRecord): readonly unknown[] {
 describe('postgres(): the derivation from raw', () => {
   it('keys every row by the id raw gives the record (cluster, topic, partition, offset, payload)', () => {
     const raw = batch('orders', 3, 40, ['{"n":1,"label":"a"}', '{"n":2,"label":"b"}']);
-    const out = runDerivation(rowDerivation(TABLE, jsonRow), 'prod-eu', raw);
+    const out = runSyncDerivation(rowDerivation(TABLE, jsonRow), 'prod-eu', raw);
     expect(out.quarantined).toEqual([]);
     expect(out.batch?.rows.map((r) => r.values)).toEqual([
       [1, 'a'],
@@ -64,7 +64,7 @@ describe('postgres(): the derivation from raw', () => {
       expected.map((id) => id.toString('hex')),
     );
     // Another cluster is another id: the context's cluster is the one hashed.
-    const other = runDerivation(rowDerivation(TABLE, jsonRow), 'prod-us', raw);
+    const other = runSyncDerivation(rowDerivation(TABLE, jsonRow), 'prod-us', raw);
     expect(Buffer.from(other.batch?.rows[0]?.recordId ?? []).toString('hex')).not.toBe(
       expected[0]?.toString('hex'),
     );
@@ -75,7 +75,11 @@ describe('postgres(): the derivation from raw', () => {
       r.offset,
       `${from.topic}/${from.partition}`,
     ];
-    const out = runDerivation(rowDerivation(TABLE, row), 'c', batch('orders', 7, 3, ['x', 'y']));
+    const out = runSyncDerivation(
+      rowDerivation(TABLE, row),
+      'c',
+      batch('orders', 7, 3, ['x', 'y']),
+    );
     expect(out.batch?.rows.map((r) => r.values)).toEqual([
       [3, 'orders/7'],
       [4, 'orders/7'],
@@ -84,7 +88,7 @@ describe('postgres(): the derivation from raw', () => {
 
   it('quarantines a record whose row throws as decode, with the offset and message, and keeps the rest', () => {
     const raw = batch('orders', 0, 10, ['{"n":1,"label":"a"}', 'not json', '{"n":3,"label":"c"}']);
-    const out = runDerivation(rowDerivation(TABLE, jsonRow), 'c', raw);
+    const out = runSyncDerivation(rowDerivation(TABLE, jsonRow), 'c', raw);
     expect(out.quarantined).toHaveLength(1);
     expect(out.quarantined[0]?.offset).toBe(11);
     expect(out.quarantined[0]?.reason).toBe('decode');
@@ -98,7 +102,7 @@ describe('postgres(): the derivation from raw', () => {
       return jsonRow(r);
     };
     const raw = batch('orders', 0, 0, ['{"n":1,"label":"a"}', '{"n":-1,"label":"b"}']);
-    const out = runDerivation(rowDerivation(TABLE, row), 'c', raw);
+    const out = runSyncDerivation(rowDerivation(TABLE, row), 'c', raw);
     expect(out.quarantined).toEqual([{ offset: 1, reason: 'dq', detail: 'n must be positive' }]);
     expect(out.batch?.rows).toHaveLength(1);
   });
@@ -107,7 +111,7 @@ describe('postgres(): the derivation from raw', () => {
     const row = (r: SourceRecord): readonly unknown[] =>
       r.offset === 5 ? [1, 'a', 'extra'] : [2, 'b'];
     const raw = batch('orders', 0, 4, ['x', 'y']);
-    const out = runDerivation(rowDerivation(TABLE, row), 'c', raw);
+    const out = runSyncDerivation(rowDerivation(TABLE, row), 'c', raw);
     expect(out.quarantined).toHaveLength(1);
     const [note] = out.quarantined;
     expect(note?.offset).toBe(5);
@@ -119,13 +123,13 @@ describe('postgres(): the derivation from raw', () => {
 
   it('quarantines a row that is not an array as contract', () => {
     const row = (() => ({ n: 1 })) as unknown as (r: SourceRecord) => readonly unknown[];
-    const out = runDerivation(rowDerivation(TABLE, row), 'c', batch('orders', 0, 0, ['x']));
+    const out = runSyncDerivation(rowDerivation(TABLE, row), 'c', batch('orders', 0, 0, ['x']));
     expect(out.quarantined[0]?.reason).toBe('contract');
     expect(out.quarantined[0]?.detail).toContain('returned object');
   });
 
   it('derives null when every record was quarantined', () => {
-    const out = runDerivation(
+    const out = runSyncDerivation(
       rowDerivation(TABLE, jsonRow),
       'c',
       batch('orders', 0, 0, ['x', 'y']),

@@ -72,7 +72,7 @@ describe('zerobus(): the derivation', () => {
   it('gives each row the record id raw gives its record (the same cluster, partition, offset, payload)', async () => {
     const { open } = await opened();
     const raw = batchOf(40, ['{"id":1,"name":"a"}', '{"id":2}']);
-    const { batch, quarantined } = runDerivation(open.derive, CLUSTER, raw);
+    const { batch, quarantined } = await runDerivation(open.derive, CLUSTER, raw);
     expect(quarantined).toEqual([]);
     const ids = [...((batch?.getChild('_twg_record_id')?.toArray() as string[] | undefined) ?? [])];
     expect(ids).toEqual(
@@ -88,7 +88,7 @@ describe('zerobus(): the derivation', () => {
     );
     // And exactly what the derivation context (the library) says raw's id is.
     const viaContext: string[] = [];
-    runDerivation(
+    await runDerivation(
       (b, c) => {
         for (const r of b.records) viaContext.push(c.recordId(r).toString('hex'));
         return null;
@@ -108,7 +108,7 @@ describe('zerobus(): the derivation', () => {
         return { id: r.offset };
       },
     });
-    const { batch, quarantined } = runDerivation(
+    const { batch, quarantined } = await runDerivation(
       open.derive,
       CLUSTER,
       batchOf(10, ['a', 'b', 'c', 'd']),
@@ -123,7 +123,11 @@ describe('zerobus(): the derivation', () => {
 
   it('quarantines a row the schema refuses as contract, naming the field; null when nothing is left', async () => {
     const { open } = await opened();
-    const out = runDerivation(open.derive, CLUSTER, batchOf(0, ['{"name":"no id"}', '{"id":"x"}']));
+    const out = await runDerivation(
+      open.derive,
+      CLUSTER,
+      batchOf(0, ['{"name":"no id"}', '{"id":"x"}']),
+    );
     expect(out.batch).toBeNull();
     expect(out.quarantined.map((q) => [q.offset, q.reason])).toEqual([
       [0, 'contract'],
@@ -136,11 +140,11 @@ describe('zerobus(): the derivation', () => {
 
   it('fromJson: a payload that is not UTF-8 JSON is decode, a JSON value that is not an object is contract', async () => {
     const { open } = await opened({ row: fromJson((v: { n: number }) => ({ id: v.n })) });
-    const notJson = runDerivation(open.derive, CLUSTER, batchOf(0, ['{"n":', '{"n":7}']));
+    const notJson = await runDerivation(open.derive, CLUSTER, batchOf(0, ['{"n":', '{"n":7}']));
     expect(notJson.quarantined.map((q) => [q.offset, q.reason])).toEqual([[0, 'decode']]);
     expect(notJson.batch?.getChild('id')?.get(0)).toBe(7n);
     const { open: plain } = await opened({ row: fromJson((v: object) => v) });
-    const scalar = runDerivation(plain.derive, CLUSTER, batchOf(5, ['5']));
+    const scalar = await runDerivation(plain.derive, CLUSTER, batchOf(5, ['5']));
     expect(scalar.quarantined.map((q) => [q.offset, q.reason])).toEqual([[5, 'contract']]);
     await open.sink.close();
     await plain.sink.close();
@@ -151,7 +155,7 @@ describe('zerobus(): open', () => {
   it('opens a sink named by the context that confirms through context.confirm; settings at debug only', async () => {
     const { open, confirm, info, debug, context } = await opened();
     const raw = batchOf(0, ['{"id":1}', '{"id":2}', '{"id":3}']);
-    const { batch } = runDerivation(open.derive, CLUSTER, raw);
+    const { batch } = await runDerivation(open.derive, CLUSTER, raw);
     if (batch === null) throw new Error('the derivation left nothing');
     await open.sink.submit(batch, raw.span, derivedCoverage(context.id, raw.span));
     await open.sink.flush();
@@ -185,7 +189,7 @@ describe('zerobus(): open', () => {
     const { open, info, confirm, context } = await opened({ transport });
     for (let i = 0; i < 3; i++) {
       const raw = batchOf(i * 10, [`{"id":${i}}`]);
-      const { batch } = runDerivation(open.derive, CLUSTER, raw);
+      const { batch } = await runDerivation(open.derive, CLUSTER, raw);
       if (batch === null) throw new Error('the derivation left nothing');
       await open.sink.submit(batch, raw.span, derivedCoverage(context.id, raw.span));
     }

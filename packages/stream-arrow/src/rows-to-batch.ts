@@ -1,4 +1,4 @@
-import { mapRecords, type Derivation, type SourceRecord } from '@thalweg/connector-core';
+import { mapRecords, type SyncDerivation, type SourceRecord } from '@thalweg/connector-core';
 import type { RecordBatch } from 'apache-arrow';
 import type { BatchBuilder } from './batch-builder.js';
 import type { Row } from './batch-builder.js';
@@ -14,7 +14,7 @@ export function rowsToBatch(
   builder: BatchBuilder,
   row: (record: SourceRecord) => object,
   cluster: string,
-): Derivation<RecordBatch> {
+): SyncDerivation<RecordBatch> {
   const { schema } = builder;
   return (batch, derivation) => {
     const mapped = mapRecords(batch, derivation, row);

@@ -1,7 +1,7 @@
 import type { QuarantineReason } from '../flow-control/quarantine-lane.js';
 import { RecordIdHasher } from '../record-id.js';
 import type { SourceBatch, SourceRecord } from '../source.js';
-import type { Derivation, DeriveContext } from './parts.js';
+import type { Derivation, DeriveContext, MaybePromise, SyncDerivation } from './parts.js';
 
 /** A record a derivation refused: where it is, and why. */
 export interface QuarantineNote {
@@ -37,15 +37,32 @@ class BatchContext implements DeriveContext {
   }
 }
 
-/** Runs a derivation over one raw batch, collecting what it quarantined. */
+/**
+ * Runs a derivation over one raw batch, collecting what it quarantined. A
+ * derivation that answers at once is answered at once (no promise per batch);
+ * one that answers later (a worker thread's) is answered when it does.
+ */
 export function runDerivation<B>(
   derive: Derivation<B>,
   cluster: string,
   batch: SourceBatch,
-): DerivationResult<B> {
+): MaybePromise<DerivationResult<B>> {
   const context = new BatchContext(cluster, batch);
   const derived = derive(batch, context);
+  if (derived instanceof Promise) {
+    return derived.then((b) => ({ batch: b, quarantined: context.quarantined }));
+  }
   return { batch: derived, quarantined: context.quarantined };
+}
+
+/** `runDerivation` of a derivation known to answer at once: its result, not a promise. */
+export function runSyncDerivation<B>(
+  derive: SyncDerivation<B>,
+  cluster: string,
+  batch: SourceBatch,
+): DerivationResult<B> {
+  const context = new BatchContext(cluster, batch);
+  return { batch: derive(batch, context), quarantined: context.quarantined };
 }
 
 /**

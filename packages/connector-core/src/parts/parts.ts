@@ -21,9 +21,14 @@ export interface DeriveContext {
 /**
  * Raw batch -> the secondary's batch (null when nothing of it is left to
  * write). It must be deterministic: recovery derives the same raw batch
- * again and expects the same rows.
+ * again and expects the same rows. It may answer later (a promise), as a
+ * derivation run on a worker thread does; it may call `context.quarantine`
+ * until it answers.
  */
-export type Derivation<B> = (batch: SourceBatch, context: DeriveContext) => B | null;
+export type Derivation<B> = (batch: SourceBatch, context: DeriveContext) => MaybePromise<B | null>;
+
+/** A derivation that answers at once, on the calling thread (a row mapping's). */
+export type SyncDerivation<B> = (batch: SourceBatch, context: DeriveContext) => B | null;
 
 /**
  * A secondary's lane between raw and its sink, declared with the part (the

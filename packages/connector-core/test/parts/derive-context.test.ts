@@ -6,6 +6,7 @@ import {
   recordJson,
   RecordRefused,
   runDerivation,
+  runSyncDerivation,
   type SourceBatch,
   type SourceRecord,
 } from '../../src/index.js';
@@ -27,7 +28,7 @@ const batch: SourceBatch = {
 describe('runDerivation', () => {
   it("hands a derivation raw's record ids, for the source's cluster and the batch's partition", () => {
     const ids: string[] = [];
-    runDerivation(
+    runSyncDerivation(
       (b, context) => {
         for (const r of b.records) ids.push(context.recordId(r).toString('hex'));
         return null;
@@ -40,7 +41,7 @@ describe('runDerivation', () => {
   });
 
   it('collects what the derivation quarantined, per offset, and returns its batch', () => {
-    const result = runDerivation(
+    const result = runSyncDerivation(
       (b, context) => {
         const first = b.records[0];
         if (first !== undefined) context.quarantine(first, 'dq', 'first refused');
@@ -54,11 +55,35 @@ describe('runDerivation', () => {
       quarantined: [{ offset: 10, reason: 'dq', detail: 'first refused' }],
     });
   });
+
+  it('answers a derivation that answers later when it does, with what it quarantined until then', async () => {
+    const answer = runDerivation(
+      async (b, context) => {
+        await Promise.resolve();
+        const last = b.records.at(-1);
+        if (last !== undefined) context.quarantine(last, 'contract', 'last refused');
+        return b.records.length - 1;
+      },
+      'c',
+      batch,
+    );
+    expect(answer).toBeInstanceOf(Promise);
+    expect(await answer).toEqual({
+      batch: 3,
+      quarantined: [{ offset: 13, reason: 'contract', detail: 'last refused' }],
+    });
+  });
+
+  it('answers a derivation that answers at once at once, not through a promise', () => {
+    const answer = runDerivation(() => 7, 'c', batch);
+    expect(answer).toEqual({ batch: 7, quarantined: [] });
+    expect(runSyncDerivation(() => 7, 'c', batch)).toEqual(answer);
+  });
 });
 
 describe('mapRecords', () => {
   it('quarantines a record whose mapping throws: decode by default, the reason RecordRefused carries', () => {
-    const result = runDerivation(
+    const result = runSyncDerivation(
       (b, context) => {
         const { records, mapped } = mapRecords(b, context, (r) => {
           const v = JSON.parse(new TextDecoder().decode(r.value)) as { n?: number };

@@ -1,5 +1,5 @@
-import type { OffsetSpan } from '@thalweg/connector-core';
-import type { Derive, DqCheckCounts, DqOutcome } from '../topology.js';
+import type { OffsetSpan, SourceBatch } from '@thalweg/connector-core';
+import type { Derive, Derived, DqCheckCounts, DqOutcome } from '../topology.js';
 import type { DqAuditEntry, DqAuditStore } from './dq-audit-store.js';
 
 export interface DqAuditStats {
@@ -45,10 +45,15 @@ export class DqAuditRecorder {
 
   /** `derive`, reporting each outcome of its checks as `sink()`'s. */
   audited<B>(derive: Derive<B>, sink: () => string): Derive<B> {
-    return (batch) => {
-      const derived = derive(batch);
+    const report = (batch: SourceBatch, derived: Derived<B>): Derived<B> => {
       if (derived.dq !== undefined) this.add(sink(), batch.span, derived.dq);
       return derived;
+    };
+    return (batch) => {
+      const derived = derive(batch);
+      return derived instanceof Promise
+        ? derived.then((d) => report(batch, d))
+        : report(batch, derived);
     };
   }
 

@@ -17,7 +17,9 @@ export type RowOf<R> = (record: SourceRecord) => R | null;
 export type BuildBatch<R, B> = (rows: readonly R[], passing: SourceBatch) => B;
 
 /** A derivation with data-quality checks: a `Derive` that also names its checks. */
-export type CheckedDerive<B> = Derive<B> & { readonly dqChecks: readonly string[] };
+export type CheckedDerive<B> = ((batch: SourceBatch) => Derived<B>) & {
+  readonly dqChecks: readonly string[];
+};
 
 /**
  * Whether a schema fits rows of type `R`: it takes every row (the row is

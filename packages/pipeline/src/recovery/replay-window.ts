@@ -120,7 +120,7 @@ export async function replayWindow<B>(
         }
       }
       if (options.dedup !== undefined) clean = await options.dedup(clean);
-      const derived = deriveSafely(target.derive, clean);
+      const derived = await deriveSafely(target.derive, clean);
       for (const note of derived.quarantined) {
         if (options.quarantineMode === 'rehydrate') options.quarantine(window.sink, batch, note);
         else quarantineSkipped += 1;
@@ -192,9 +192,9 @@ function unlessAborted(work: Promise<void>, signal: AbortSignal): Promise<boolea
   });
 }
 
-function deriveSafely<B>(derive: Derive<B>, batch: SourceBatch): Derived<B> {
+async function deriveSafely<B>(derive: Derive<B>, batch: SourceBatch): Promise<Derived<B>> {
   try {
-    return derive(batch);
+    return await derive(batch);
   } catch (error) {
     const detail = error instanceof Error ? error.message : String(error);
     return {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InMemoryDqAudit, type DqAuditEntry } from '../../src/index.js';
+import { InMemoryDqAudit, type Derived, type DqAuditEntry } from '../../src/index.js';
 import { DqAuditRecorder } from '../../src/dq/dq-audit-recorder.js';
 import { until } from '../doubles/waits.js';
 
@@ -74,12 +74,27 @@ describe('the dq-audit recorder', () => {
       () => ({ batch: null, quarantined: [], dq: { c: { passed: 3, failed: 1 } } }),
       () => 'sink-a',
     );
-    derive({ span: span(0, 4), records: [] });
-    derive({ span: span(0, 4), records: [] });
+    await derive({ span: span(0, 4), records: [] });
+    await derive({ span: span(0, 4), records: [] });
     expect(recorder.stats().bySink).toEqual({ 'sink-a': { c: { passed: 6, failed: 2 } } });
     await recorder.close();
     await expect(store.read()).rejects.toThrow(/closed/);
     expect(recorder.stats()).toMatchObject({ recorded: 2, buffered: 0 });
+  });
+
+  it('reports a derivation that answers later once it answers, and not before', async () => {
+    const recorder = new DqAuditRecorder(new FlakyAudit(), () => undefined);
+    let answer: (value: Derived<null>) => void = () => undefined;
+    const derive = recorder.audited(
+      () => new Promise<Derived<null>>((resolve) => (answer = resolve)),
+      () => 'sink-b',
+    );
+    const derived = derive({ span: span(0, 2), records: [] });
+    expect(recorder.stats().bySink).toEqual({});
+    answer({ batch: null, quarantined: [], dq: { c: { passed: 1, failed: 1 } } });
+    expect((await derived).dq).toEqual({ c: { passed: 1, failed: 1 } });
+    expect(recorder.stats().bySink).toEqual({ 'sink-b': { c: { passed: 1, failed: 1 } } });
+    await recorder.close();
   });
 
   it('reports a failed drain at shutdown instead of hiding it', async () => {

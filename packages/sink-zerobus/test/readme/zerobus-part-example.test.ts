@@ -32,7 +32,7 @@ describe("the README's zerobus() example", () => {
         headers: [],
       })),
     };
-    const { batch, quarantined } = runDerivation(opened.derive, 'prod-eu', raw);
+    const { batch, quarantined } = await runDerivation(opened.derive, 'prod-eu', raw);
     expect(quarantined.map((q) => [q.offset, q.reason])).toEqual([
       [1, 'decode'],
       [2, 'contract'],
