@@ -20,3 +20,4 @@ export * from './delivery/index.js';
 export * from './parts/index.js';
 export * from './telemetry/index.js';
 export * from './source-support/index.js';
+export * from './off-thread/index.js';

@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import type { SourceRecord } from '@thalweg/connector-core';
+import type { PackedValues, SourceRecord } from '@thalweg/connector-core';
 import type { DedupConfig } from './dedup-config.js';
 import { FieldScanner } from './field-scan.js';
 
@@ -87,33 +87,6 @@ export function contentHash(config: DedupConfig, record: SourceRecord): string |
   return writeContentHash(inputs, record.value, record.tombstone === true, out, 0)
     ? out.toString('hex')
     : null;
-}
-
-/**
- * A piece's values laid out for hashing in one go (on this thread or the
- * hash thread): `bytes` holds them one after another, value i ending at
- * `ends[i]`, and `tombstones[i]` is 1 for a tombstone.
- */
-export interface PackedValues {
-  readonly bytes: Uint8Array<ArrayBuffer>;
-  readonly ends: Uint32Array<ArrayBuffer>;
-  readonly tombstones: Uint8Array<ArrayBuffer>;
-}
-
-export function packValues(records: readonly SourceRecord[]): PackedValues {
-  let total = 0;
-  for (const r of records) total += r.value.byteLength;
-  const bytes = new Uint8Array(total);
-  const ends = new Uint32Array(records.length);
-  const tombstones = new Uint8Array(records.length);
-  let at = 0;
-  records.forEach((r, i) => {
-    bytes.set(r.value, at);
-    at += r.value.byteLength;
-    ends[i] = at;
-    tombstones[i] = r.tombstone === true ? 1 : 0;
-  });
-  return { bytes, ends, tombstones };
 }
 
 /**

@@ -1,9 +1,11 @@
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
-import type { SourceRecord } from '@thalweg/connector-core';
-import { hashPacked, hexKeys, packValues, type HashKey } from './content-hash.js';
-import type { HashAnswer, HashRequest } from './hash-worker.js';
+import {
+  OffThread,
+  packedBuffers,
+  packValues,
+  type PackedValues,
+  type SourceRecord,
+} from '@thalweg/connector-core';
+import { hashPacked, hexKeys, type HashKey } from './content-hash.js';
 
 /** A piece's digests: see {@link HashThread.digests}. */
 export interface Digests {
@@ -11,22 +13,27 @@ export interface Digests {
   readonly hashed: Uint8Array;
 }
 
+/** A request to the hash thread: one piece's values (hash-worker.ts answers it). */
+export interface HashRequest {
+  readonly key: HashKey;
+  readonly packed: PackedValues;
+}
+
 /**
- * Content hashing off the ingest thread: a piece's values go to one worker
- * thread packed in one buffer (transferred, not copied), its digests come
- * back the same way. Parsing each record's JSON and digesting it is most of
- * what dedup costs per record; on its own thread it overlaps the ingest
- * loop. Where the compiled worker is missing (a test run from sources
- * without `tsc -b`) or the thread fails, pieces are hashed on this thread
- * instead, with the same function: the same keys either way.
+ * Content hashing off the ingest thread (connector-core's `OffThread`): a
+ * piece's values go to one worker thread packed in one buffer, its digests
+ * come back the same way. Parsing each record's JSON and digesting it is
+ * most of what dedup costs per record; on its own thread it overlaps the
+ * ingest loop. Where the compiled worker is missing or the thread fails,
+ * pieces are hashed on this thread with the same function: the same keys
+ * either way.
  */
 export class HashThread {
-  private worker: Worker | null = null;
-  private failed = false;
-  private next = 0;
-  private readonly waiting = new Map<number, (answer: HashAnswer) => void>();
+  private readonly thread: OffThread<HashRequest, Digests>;
 
-  constructor(private readonly log: (line: string) => void) {}
+  constructor(log: (line: string) => void) {
+    this.thread = new OffThread({ entry: hashWorkerEntry(), name: 'dedup: the hash thread', log });
+  }
 
   /** The hex content hash of each record (null where it has none), in order. */
   async hash(key: HashKey, records: readonly SourceRecord[]): Promise<(string | null)[]> {
@@ -39,71 +46,20 @@ export class HashThread {
    * in `digests` (4-byte aligned), `hashed[i]` 0 where record i has none.
    */
   async digests(key: HashKey, records: readonly SourceRecord[]): Promise<Digests> {
-    const worker = this.started();
-    if (worker === null) return hashPacked(key, packValues(records));
     const packed = packValues(records);
-    const id = this.next++;
-    const answer = await new Promise<HashAnswer>((resolve) => {
-      this.waiting.set(id, resolve);
-      const request: HashRequest = { id, key, packed };
-      worker.postMessage(request, [
-        packed.bytes.buffer,
-        packed.ends.buffer,
-        packed.tombstones.buffer,
-      ]);
-      // Busy while an answer is owed, so the thread does not keep an idle process alive.
-      if (this.waiting.size === 1) worker.ref();
-    });
-    // The thread failed mid-piece (its buffers went with it): this thread hashes it.
-    if ('error' in answer) return hashPacked(key, packValues(records));
-    return { digests: answer.digests, hashed: answer.hashed };
+    // The buffers go to the thread: hashing here again packs afresh.
+    return this.thread.run({ key, packed }, packedBuffers(packed), () =>
+      hashPacked(key, packValues(records)),
+    );
   }
 
-  /**
-   * Boots the thread now rather than on the first piece, so its start (a
-   * new isolate loading the module) overlaps what comes before that piece.
-   * Idle, it does not keep the process alive.
-   */
+  /** Boots the thread now rather than on the first piece (see `OffThread.start`). */
   start(): void {
-    this.started();
+    this.thread.start();
   }
 
   async close(): Promise<void> {
-    const worker = this.worker;
-    this.worker = null;
-    this.failed = true;
-    await worker?.terminate();
-  }
-
-  private started(): Worker | null {
-    if (this.worker !== null || this.failed) return this.worker;
-    const entry = hashWorkerEntry();
-    if (!existsSync(fileURLToPath(entry))) {
-      this.failed = true;
-      this.log(`dedup: no compiled hash thread at ${entry.pathname}; hashing on the ingest thread`);
-      return null;
-    }
-    const worker = new Worker(entry, { execArgv: [] });
-    worker.unref();
-    worker.on('message', (answer: HashAnswer) => {
-      const resolve = this.waiting.get(answer.id);
-      this.waiting.delete(answer.id);
-      if (this.waiting.size === 0) worker.unref();
-      resolve?.(answer);
-    });
-    const fail = (reason: string): void => {
-      this.failed = true;
-      this.worker = null;
-      this.log(`dedup: the hash thread stopped (${reason}); hashing on the ingest thread`);
-      for (const [id, resolve] of this.waiting) resolve({ id, error: reason });
-      this.waiting.clear();
-    };
-    worker.on('error', (error) => fail(error.message));
-    worker.on('exit', (code) => {
-      if (this.worker === worker) fail(`exit code ${code}`);
-    });
-    this.worker = worker;
-    return worker;
+    await this.thread.close();
   }
 }
 

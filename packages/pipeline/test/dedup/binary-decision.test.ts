@@ -8,7 +8,8 @@ import {
 } from '@thalweg/coordination';
 import { describe, expect, it } from 'vitest';
 import { BinaryDecision } from '../../src/dedup/binary-decision.js';
-import { CONTENT_HASH_BYTES, hashPacked, packValues } from '../../src/dedup/content-hash.js';
+import { packValues } from '@thalweg/connector-core';
+import { CONTENT_HASH_BYTES, hashPacked } from '../../src/dedup/content-hash.js';
 import { ContentDedup } from '../../src/dedup/content-dedup.js';
 import { dedupConfigSchema } from '../../src/dedup/dedup-config.js';
 import { makeRecords } from '../doubles/memory-sources.js';

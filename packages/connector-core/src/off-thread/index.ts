@@ -1,0 +1,3 @@
+export * from './off-thread.js';
+export * from './serve-off-thread.js';
+export * from './packed-values.js';
