@@ -62,3 +62,4 @@ export {
   type RawTableSpan,
 } from './raw-table-rows.js';
 export { OffsetRuns } from './offset-runs.js';
+export * from './json-derive/index.js';

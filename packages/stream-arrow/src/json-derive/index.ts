@@ -1,0 +1,13 @@
+export { isEncodedBatch, type ArrowBatch, type EncodedBatch } from './encoded-batch.js';
+export {
+  jsonRow,
+  type JsonFieldSource,
+  type JsonFields,
+  type RecordMeta,
+  type RecordMetaField,
+} from './json-fields.js';
+export {
+  jsonDerivation,
+  type JsonDerivation,
+  type JsonDerivationOptions,
+} from './json-derivation.js';
