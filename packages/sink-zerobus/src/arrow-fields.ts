@@ -82,7 +82,9 @@ const ALL: readonly FieldType[] = [
 export function fieldTypeOf(type: DataType, column: string): FieldType {
   for (const candidate of ALL) {
     const t = arrowTypeFor(candidate);
-    if (util.compareTypes(t, type)) return candidate;
+    // Both ways: apache-arrow's comparison is not symmetric. Int32 against a
+    // decoded batch's Int_ of 32 bits is false, the other way round true.
+    if (util.compareTypes(t, type) || util.compareTypes(type, t)) return candidate;
   }
   throw new ZerobusSinkError(
     'poison-batch',

@@ -11,8 +11,12 @@ import type {
   SinkId,
 } from '@thalweg/connector-core';
 import {
+  decodeIpcStream,
   encodeIpcStream,
+  isEncodedBatch,
+  type ArrowBatch,
   type BatchSchema,
+  type EncodedBatch,
   type BatchSink,
   type StreamProgress,
 } from '@thalweg/stream-arrow';
@@ -186,7 +190,13 @@ export class ZerobusSink<L extends Lane> implements BatchSink<L> {
     this.streams = Array.from({ length: poolSize(this.config) }, (_, i) => this.newStream(i));
   }
 
-  async submit(batch: RecordBatch, span: OffsetSpan, confirm: Confirm<L>): Promise<void> {
+  /**
+   * Queues one batch on a stream. An encoded batch (a worker thread's
+   * derivation's IPC bytes) is sent as it is; with a catalog it is decoded
+   * here to be fitted to the live table, and re-encoded only when fitting
+   * changed it.
+   */
+  async submit(batch: ArrowBatch, span: OffsetSpan, confirm: Confirm<L>): Promise<void> {
     this.refuseIfClosed();
     if (batch.numRows === 0)
       throw new ZerobusSinkError(
@@ -194,12 +204,14 @@ export class ZerobusSink<L extends Lane> implements BatchSink<L> {
         `an empty batch for ${span.topic}/${span.partition} cannot be ingested`,
       );
     if (this.live === null) {
-      await this.pick().submit(this.encode(batch), span, confirm, batch.numRows);
+      const ipc = isEncodedBatch(batch) ? batch.ipc : this.encode(batch);
+      await this.pick().submit(ipc, span, confirm, batch.numRows);
       return;
     }
     const live = this.live;
+    const decoded = isEncodedBatch(batch) ? decodeEncoded(batch) : batch;
     const handed = this.admission.then(async () => {
-      const fitted = await live.fit(batch);
+      const fitted = await live.fit(decoded);
       // close() may have run while the catalog was read: nothing is accepted after it.
       this.refuseIfClosed();
       if (fitted.changed) await this.replan();
@@ -207,7 +219,8 @@ export class ZerobusSink<L extends Lane> implements BatchSink<L> {
       // …or while the re-plan drained the old pool (then it opened no new one).
       this.refuseIfClosed();
       // Handed over synchronously, so the next admission (maybe a re-plan) sees it queued.
-      const ipc = this.encode(fitted.batch);
+      const same = isEncodedBatch(batch) && fitted.batch === decoded;
+      const ipc = same ? batch.ipc : this.encode(fitted.batch);
       // Wrapped so the admission waits for the hand-over only, not for the acceptance.
       return { accepted: this.pick().submit(ipc, span, confirm, fitted.batch.numRows) };
     });
@@ -334,5 +347,18 @@ export class ZerobusSink<L extends Lane> implements BatchSink<L> {
       throw new ZerobusSinkError('fatal-config', 'the stream pool is empty');
     this.lastUsed[best] = ++this.uses;
     return chosen;
+  }
+}
+
+/** An encoded batch as a RecordBatch, to fit it to the live table; bytes that do not decode are poison. */
+function decodeEncoded(batch: EncodedBatch): RecordBatch {
+  try {
+    return decodeIpcStream(batch.ipc);
+  } catch (error) {
+    throw new ZerobusSinkError(
+      'poison-batch',
+      `an encoded batch does not decode: ${error instanceof Error ? error.message : String(error)}`,
+      error,
+    );
   }
 }

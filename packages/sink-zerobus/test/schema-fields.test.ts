@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { BatchBuilder, BatchSchema, column, encodeIpcStream } from '@thalweg/stream-arrow';
+import type { DataType } from 'apache-arrow';
+import {
+  BatchBuilder,
+  BatchSchema,
+  column,
+  decodeIpcStream,
+  encodeIpcStream,
+} from '@thalweg/stream-arrow';
+import { fieldTypeOf } from '../src/arrow-fields.js';
 import { checkStreamBatch } from '../src/stream-batch-check.js';
 import { streamFieldsOf } from '../src/schema-fields.js';
 
@@ -68,4 +76,16 @@ describe('streamFieldsOf', () => {
       expect(() => checkStreamBatch(spec, encodeIpcStream(batch))).not.toThrow();
     },
   );
+});
+
+describe('fieldTypeOf', () => {
+  it("maps a decoded batch's types as it maps built ones (apache-arrow compares types one way only)", () => {
+    const schema = BatchSchema.define({ fields });
+    const built = new BatchBuilder(schema).fromRows([row]);
+    const decoded = decodeIpcStream(encodeIpcStream(built));
+    const typesOf = (b: typeof built) =>
+      b.schema.fields.map((f) => fieldTypeOf(f.type as DataType, f.name));
+    expect(typesOf(decoded)).toEqual(typesOf(built));
+    expect(typesOf(decoded)).toEqual(streamFieldsOf(schema).map((f) => f.type));
+  });
 });

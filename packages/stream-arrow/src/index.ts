@@ -1,5 +1,6 @@
 export * from './stream-watermarks.js';
 export * from './batch-sink.js';
+export * from './encoded-batch.js';
 export * from './errors.js';
 export * from './column-types.js';
 export * from './batch-schema.js';

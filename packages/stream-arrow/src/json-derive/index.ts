@@ -1,4 +1,3 @@
-export { isEncodedBatch, type ArrowBatch, type EncodedBatch } from './encoded-batch.js';
 export {
   jsonRow,
   type JsonFieldSource,

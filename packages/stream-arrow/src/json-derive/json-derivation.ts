@@ -6,7 +6,7 @@ import {
   type SourceBatch,
 } from '@thalweg/connector-core';
 import { BatchSchema } from '../batch-schema.js';
-import type { EncodedBatch } from './encoded-batch.js';
+import type { EncodedBatch } from '../encoded-batch.js';
 import type { JsonFields } from './json-fields.js';
 import {
   JsonDeriver,
