@@ -6,7 +6,7 @@ export * from './batch-split.js';
 export * from './pipeline-stats.js';
 export * from './pipeline.js';
 export * from './validate-topology.js';
-export type { SecondaryStats, LaneState } from './secondary-lane.js';
+export type { SecondaryStats, LaneState } from './secondary-stats.js';
 export { liveMemoryBytes } from './memory-signal.js';
 export type { CommitterStats } from './position-committer.js';
 export type { RecorderStats } from './coverage-recorder.js';

@@ -7,7 +7,7 @@ import type { CommitterStats } from './position-committer.js';
 import type { RecoveryBacklog } from './recovery/backlog-meter.js';
 import type { RecoveryStats } from './recovery/recovery-runner.js';
 import type { QuarantineStats } from './quarantine-router.js';
-import type { SecondaryStats } from './secondary-lane.js';
+import type { SecondaryStats } from './secondary-stats.js';
 
 export type PipelineState = 'opened' | 'running' | 'stopping' | 'stopped' | 'failed';
 

@@ -16,6 +16,8 @@ import {
 import type { DurableReceipt } from '@thalweg/offset-store';
 import { clipBatch, recordsIn, submittedPart } from './batch-clip.js';
 import { detachBatch } from './batch-detach.js';
+import { deriveSafely } from './derive-safely.js';
+import type { LaneState, SecondaryStats } from './secondary-stats.js';
 import { batchBytes } from './batch-split.js';
 import type { CoverageRecorder } from './coverage-recorder.js';
 import { CoveredSpans } from './covered-spans.js';
@@ -26,43 +28,24 @@ import { emptyReceipt } from './vacuous-receipt.js';
 import { withDeadline } from './with-deadline.js';
 import type { Derive, Derived, QuarantineNote } from './topology.js';
 
-export type LaneState =
-  | { readonly kind: 'running' }
-  | { readonly kind: 'failed'; readonly error: unknown }
-  | { readonly kind: 'closed' };
-
-export interface SecondaryStats {
-  readonly sink: string;
-  readonly state: LaneState['kind'];
-  readonly queuedBatches: number;
-  readonly queuedBytes: number;
-  readonly submittedBatches: number;
-  readonly deliveredBatches: number;
-  readonly deliveredRecords: number;
-  /** Batches dropped because the lane was full or failed: coverage gaps for recovery. */
-  readonly shedBatches: number;
-  readonly shedRecords: number;
-  /** Live batches not offered: the sink durably held all of their span already. */
-  readonly alreadyCoveredBatches: number;
-  readonly alreadyCoveredRecords: number;
-  /**
-   * Live batches not offered: recovery was replaying the rest of their span
-   * into the sink (what that replay leaves uncovered, its next pass repairs).
-   */
-  readonly replayingBatches: number;
-  readonly replayingRecords: number;
-  /**
-   * Batches the sink refused alone or set aside (poison, retries exhausted):
-   * their records are quarantined, and the lane went on (ADR 0025).
-   */
-  readonly setAsideBatches: number;
-  readonly quarantined: number;
-}
-
 interface Queued {
   readonly batch: SourceBatch;
   readonly bytes: number;
 }
+
+/** A batch taken from the queue whose derivation has started. */
+interface Started<B> {
+  readonly item: Queued;
+  readonly derived: Promise<Derived<B>>;
+}
+
+/**
+ * How many taken batches may be deriving while the one before them is
+ * delivered: a
+ * derivation on a worker thread then overlaps the submits, and the thread
+ * has its next batch when it finishes one. Few, since each holds its batch.
+ */
+const DERIVE_AHEAD = 3;
 
 /** Reports a quarantined record of a secondary; returns nothing, never waits. */
 export type QuarantineSink = (sink: string, batch: SourceBatch, note: QuarantineNote) => void;
@@ -265,26 +248,45 @@ export class SecondaryLane<B> {
   }
 
   private async run(sink: Sink<'secondary', B>): Promise<void> {
+    // Derivations started ahead of the submit, in queue order: one that
+    // answers later (on a worker thread) overlaps the submits before it.
+    const ahead: Started<B>[] = [];
     for (;;) {
-      // One at a time: the sink's own submit is its backpressure on this pump.
-      const item = (await this.queue.take(1))?.[0];
-      if (item === undefined) return; // stopped and drained
+      if (ahead.length === 0) {
+        const item = (await this.queue.take(1))?.[0];
+        if (item === undefined) return; // stopped and drained
+        ahead.push(this.begin(item));
+      }
+      const head = ahead.shift();
+      if (head === undefined) continue;
+      // Counted by the queue's bounds until its turn to be delivered, as
+      // when it waited in the queue: deriving ahead holds no more than that.
+      this.queue.release(1, head.item.bytes);
+      for (const item of this.queue.takeReady(DERIVE_AHEAD - ahead.length)) {
+        ahead.push(this.begin(item));
+      }
+      const { batch } = head.item;
       try {
-        await this.deliver(sink, item.batch);
+        // One at a time: the sink's own submit is its backpressure on this pump.
+        await this.submitDerived(sink, batch, await head.derived);
       } catch (error) {
         // The sink refused this batch alone and takes the next: not the end.
         const refusal = setAsideOf(error);
         if (refusal !== null) {
-          this.setAside(this.pending.refused(item.batch.span), item.batch.span, refusal);
+          this.setAside(this.pending.refused(batch.span), batch.span, refusal);
           continue;
         }
         this.state = { kind: 'failed', error };
         this.log(
-          `secondary ${this.id} failed at ${formatSpan(item.batch.span)}; ` +
+          `secondary ${this.id} failed at ${formatSpan(batch.span)}; ` +
             `its later batches stay gaps for recovery: ${message(error)}`,
         );
         this.shed += 1;
-        this.shedRecords += item.batch.records.length;
+        this.shedRecords += batch.records.length;
+        for (const started of ahead.splice(0)) {
+          this.queue.release(1, started.item.bytes);
+          this.shedItem(started.item);
+        }
         this.pending.clear();
         this.dropQueued();
         this.queue.end();
@@ -293,22 +295,16 @@ export class SecondaryLane<B> {
     }
   }
 
-  private async deliver(sink: Sink<'secondary', B>, batch: SourceBatch): Promise<void> {
-    let derived: Derived<B>;
-    try {
-      derived = await this.derive(batch);
-    } catch (error) {
-      // A derivation that throws (or rejects) refuses the whole batch: every record goes to
-      // quarantine, and the span is covered by the quarantine, not the sink.
-      derived = {
-        batch: null,
-        quarantined: batch.records.map((r) => ({
-          offset: r.offset,
-          reason: 'decode' as const,
-          detail: message(error),
-        })),
-      };
-    }
+  /** Starts deriving a taken batch (see `deriveSafely`: it never rejects). */
+  private begin(item: Queued): Started<B> {
+    return { item, derived: deriveSafely(this.derive, item.batch) };
+  }
+
+  private async submitDerived(
+    sink: Sink<'secondary', B>,
+    batch: SourceBatch,
+    derived: Derived<B>,
+  ): Promise<void> {
     for (const note of derived.quarantined) {
       this.quarantined += 1;
       this.quarantine(this.id, batch, note);
@@ -387,6 +383,8 @@ function queueOf(config: SecondaryConfig): SubmitQueue<Queued> {
   return new SubmitQueue<Queued>({
     maxItems: config.maxQueuedBatches,
     maxBytes: config.maxQueuedBytes,
+    // A batch taken to derive ahead counts until its turn comes (run()).
+    countUntil: 'released',
   });
 }
 

@@ -4,8 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { CoverageRecorder } from '../src/coverage-recorder.js';
 import { secondaryConfigSchema } from '../src/pipeline-config.js';
 import { SecondaryLane } from '../src/secondary-lane.js';
-import type { QuarantineNote } from '../src/topology.js';
-import { jsonRows, MemorySecondary } from './doubles/memory-sinks.js';
+import type { Derive, Derived, QuarantineNote } from '../src/topology.js';
+import { jsonRows, MemorySecondary, type MemoryRow } from './doubles/memory-sinks.js';
 import { makeRecords } from './doubles/memory-sources.js';
 import { until } from './doubles/waits.js';
 
@@ -19,14 +19,17 @@ const batch = (start: number, end: number): SourceBatch => ({
   records: records.slice(start, end),
 });
 
-function setup(config: { maxQueuedBatches?: number; maxQueuedBytes?: number } = {}) {
+function setup(
+  config: { maxQueuedBatches?: number; maxQueuedBytes?: number } = {},
+  derive: Derive<MemoryRow[]> = jsonRows,
+) {
   const coverage = new InMemoryCoverage({ sinks: [SEC] });
   const logs: string[] = [];
   const recorder = new CoverageRecorder(coverage, (l) => logs.push(l));
   const quarantined: { sink: string; note: QuarantineNote }[] = [];
   const lane = new SecondaryLane(
     'secondaries[0]',
-    jsonRows,
+    derive,
     recorder,
     (sink, _b, note) => quarantined.push({ sink, note }),
     (l) => logs.push(l),
@@ -70,6 +73,35 @@ describe('SecondaryLane', () => {
     s.lane.offer(batch(50, 60));
     expect(s.lane.stats()).toMatchObject({ queuedBatches: 2, shedBatches: 3, shedRecords: 30 });
     expect(s.lane.fill()).toBe(1);
+  });
+
+  it('derives up to three batches ahead of the one it delivers, still counted by its bounds, and submits in order', async () => {
+    const started: number[] = [];
+    const answers = new Map<number, (derived: Derived<MemoryRow[]>) => void>();
+    // A derivation that answers when the test says, as a worker thread's does later.
+    const later: Derive<MemoryRow[]> = (b) => {
+      started.push(b.span.start);
+      return new Promise((resolve) => answers.set(b.span.start, resolve));
+    };
+    const s = setup({ maxQueuedBatches: 4 }, later);
+    s.sink.stallSubmit = new Promise<void>(() => undefined);
+    for (let at = 0; at < 50; at += 10) s.lane.offer(batch(at, at + 10));
+    await until(() => started.length === 4);
+    expect(started).toEqual([0, 10, 20, 30]);
+    // 0 is being delivered; 10, 20 and 30, deriving ahead, count against the
+    // bound of four: the fifth offer was shed, a sixth fits and a seventh not.
+    expect(s.lane.stats()).toMatchObject({ queuedBatches: 3, shedBatches: 1 });
+    s.lane.offer(batch(50, 60));
+    s.lane.offer(batch(60, 70));
+    expect(s.lane.stats()).toMatchObject({ queuedBatches: 4, shedBatches: 2 });
+    // The second batch answers first; the first is submitted first all the same.
+    answers.get(10)?.(jsonRows(batch(10, 20)));
+    await Promise.resolve();
+    expect(s.sink.admitting).toEqual([]);
+    answers.get(0)?.(jsonRows(batch(0, 10)));
+    await until(() => s.sink.waitingSubmits === 1);
+    expect(s.sink.admitting.map((sp) => sp.start)).toEqual([0]);
+    expect(started).toEqual([0, 10, 20, 30]);
   });
 
   it('pendingFloor is the lowest span it may still deliver itself, and moves as spans settle', async () => {

@@ -8,7 +8,8 @@ import {
 } from '@thalweg/connector-core';
 import { clipBatch } from '../batch-clip.js';
 import { recordBytes } from '../batch-split.js';
-import type { Derive, Derived, QuarantineNote } from '../topology.js';
+import { deriveSafely } from '../derive-safely.js';
+import type { Derive, QuarantineNote } from '../topology.js';
 import type { RecoveryWindow } from './recovery-window.js';
 
 /** One secondary as recovery drives it: the same sink and derivation as the live lane. */
@@ -190,16 +191,4 @@ function unlessAborted(work: Promise<void>, signal: AbortSignal): Promise<boolea
       },
     );
   });
-}
-
-async function deriveSafely<B>(derive: Derive<B>, batch: SourceBatch): Promise<Derived<B>> {
-  try {
-    return await derive(batch);
-  } catch (error) {
-    const detail = error instanceof Error ? error.message : String(error);
-    return {
-      batch: null,
-      quarantined: batch.records.map((r) => ({ offset: r.offset, reason: 'decode', detail })),
-    };
-  }
 }

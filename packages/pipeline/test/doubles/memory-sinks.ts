@@ -57,6 +57,8 @@ class ControlledSink<L extends Lane> {
   refuseBatch: ((span: OffsetSpan) => 'poison' | 'transient' | null) | null = null;
   /** Submits waiting on `stallSubmit` right now. */
   waitingSubmits = 0;
+  /** Every span a submit was called with, in call order (refused ones included). */
+  readonly admitting: OffsetSpan[] = [];
   readonly log: string[];
   /**
    * The acknowledgements in progress, one after another: a real sink's ack
@@ -86,6 +88,7 @@ class ControlledSink<L extends Lane> {
 
   protected async admit(span: OffsetSpan): Promise<void> {
     if (this.closed) throw this.refusal('fatal-config', 'submit after close');
+    this.admitting.push(span);
     const refused = this.refuseBatch?.(span) ?? null;
     if (refused !== null) {
       throw new SinkError({
