@@ -24,7 +24,8 @@ import {
 /**
  * The realistic topology against a bare kafkajs eachBatch consumer of the
  * same topic in the same run: Kafka -> raw segments -> a Zerobus secondary
- * (the fake transport: JSON -> Arrow -> IPC) and a PostgreSQL secondary
+ * (the fake transport: JSON -> Arrow -> IPC, derived on a worker thread from
+ * a declared mapping) and a PostgreSQL secondary
  * (JSON -> rows, one transaction per group), with a 128 MiB byte budget
  * against a backlog four times that. The pipeline's rate is raw's: the
  * secondaries acknowledge on their own lanes (a lane that falls behind sheds
@@ -112,7 +113,8 @@ async function topologyRun() {
           schema: ZEROBUS_SCHEMA,
           // The fake server only counts what it acknowledges: a real table keeps its rows elsewhere.
           transport: fakeZerobus({ ackLatencyMs: 5, server: { retain: false } }),
-          row: fromJson((p: Payload) => ({ n: BigInt(p.n), pad: p.pad })),
+          // Declared, so it derives on a worker thread (ADR 0042): n and pad by name.
+          json: {},
           streams: 2,
         }),
         postgres: postgres({
