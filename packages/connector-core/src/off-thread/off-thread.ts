@@ -69,11 +69,13 @@ export class OffThread<Q, A> {
     this.started();
   }
 
-  /** Stops the thread; later requests run on the calling thread. */
+  /** Stops the thread; what it still owed, and later requests, run on the calling thread. */
   async close(): Promise<void> {
     const worker = this.worker;
     this.worker = null;
     this.failed = true;
+    for (const [id, resolve] of this.waiting) resolve({ id, error: 'closed' });
+    this.waiting.clear();
     await worker?.terminate();
   }
 

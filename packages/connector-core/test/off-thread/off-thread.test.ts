@@ -63,6 +63,15 @@ describe('OffThread', () => {
     });
   });
 
+  it('answers on the calling thread what it still owed when closed', async () => {
+    const sums = thread([]);
+    // Closed before the new thread could answer: the request is owed.
+    const owed = sums.run(request([5, 6]).request, [], here([5, 6]));
+    await sums.close();
+    expect(await owed).toEqual({ sum: 11, thread: threadId });
+    expect(sums.onThread).toBe(false);
+  });
+
   it('runs on the calling thread when the compiled worker is missing, and says so once', async () => {
     const lines: string[] = [];
     const sums = thread(lines, new URL('./no-such-worker.js', entry));
