@@ -1,10 +1,7 @@
-import { recordingPartContext } from '@thalweg/contracts';
 import {
   derivedCoverage,
   offsetSpan,
   runDerivation,
-  sinkId,
-  type SinkContext,
   type SourceBatch,
   type SourceRecord,
 } from '@thalweg/connector-core';
@@ -12,7 +9,7 @@ import { BatchSchema, column, isEncodedBatch } from '@thalweg/stream-arrow';
 import { tableFromIPC } from 'apache-arrow';
 import { describe, expect, it } from 'vitest';
 import { fakeZerobus, fromJson, zerobus, type ZerobusPartOptions } from '../src/index.js';
-import { recordingTarget } from './helpers.js';
+import { partContextOf, textRecord } from './part-context.js';
 
 const CLUSTER = 'prod-eu';
 const schema = BatchSchema.define({
@@ -23,14 +20,8 @@ const schema = BatchSchema.define({
   ],
   recordId: 'hex',
 });
-const enc = new TextEncoder();
-const record = (offset: number, value: string): SourceRecord => ({
-  offset,
-  key: null,
-  value: enc.encode(value),
-  timestamp: 1_700_000_000_000 + offset,
-  headers: [],
-});
+const record = (offset: number, value: string): SourceRecord =>
+  textRecord(offset, value, 1_700_000_000_000 + offset);
 const raw: SourceBatch = {
   span: offsetSpan('events', 3, 40, 44),
   records: [
@@ -41,17 +32,7 @@ const raw: SourceBatch = {
   ],
 };
 
-function contextOf() {
-  const part = recordingPartContext();
-  const confirm = recordingTarget<'secondary'>();
-  const context: SinkContext<'secondary'> = {
-    ...part.context,
-    id: sinkId('zb-json'),
-    cluster: CLUSTER,
-    confirm,
-  };
-  return { context, confirm, info: part.info };
-}
+const contextOf = () => partContextOf('zb-json', CLUSTER);
 
 const common = {
   table: 'main.app.events',

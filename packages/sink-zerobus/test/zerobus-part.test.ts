@@ -1,4 +1,3 @@
-import { recordingPartContext } from '@thalweg/contracts';
 import { describe, expect, it } from 'vitest';
 import {
   derivedCoverage,
@@ -6,8 +5,6 @@ import {
   RecordRefused,
   recordIdHex,
   runDerivation,
-  sinkId,
-  type SinkContext,
   type SourceBatch,
   type SourceRecord,
 } from '@thalweg/connector-core';
@@ -26,7 +23,7 @@ import {
   type ZerobusPartCommon,
   type ZerobusPartOptions,
 } from '../src/index.js';
-import { recordingTarget } from './helpers.js';
+import { partContextOf, textRecord } from './part-context.js';
 
 const CLUSTER = 'prod-eu';
 const TABLE = 'main.app.events';
@@ -38,30 +35,13 @@ const schema = BatchSchema.define({
   recordId: 'hex',
 });
 
-const enc = new TextEncoder();
-const record = (offset: number, value: string): SourceRecord => ({
-  offset,
-  key: null,
-  value: enc.encode(value),
-  timestamp: 0,
-  headers: [],
-});
+const record = (offset: number, value: string): SourceRecord => textRecord(offset, value);
 const batchOf = (start: number, values: readonly string[]): SourceBatch => ({
   span: offsetSpan('events', 3, start, start + values.length),
   records: values.map((v, i) => record(start + i, v)),
 });
 
-function contextOf(id = 'zb-events') {
-  const part = recordingPartContext();
-  const confirm = recordingTarget<'secondary'>();
-  const context: SinkContext<'secondary'> = {
-    ...part.context,
-    id: sinkId(id),
-    cluster: CLUSTER,
-    confirm,
-  };
-  return { context, info: part.info, debug: part.debug, confirm };
-}
+const contextOf = (id = 'zb-events') => partContextOf(id, CLUSTER);
 
 type Overrides = Partial<ZerobusPartCommon> & { row?: (record: SourceRecord) => object };
 
