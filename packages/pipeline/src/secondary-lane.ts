@@ -41,9 +41,9 @@ interface Started<B> {
 
 /**
  * How many taken batches may be deriving while the one before them is
- * delivered: a
- * derivation on a worker thread then overlaps the submits, and the thread
- * has its next batch when it finishes one. Few, since each holds its batch.
+ * delivered: a derivation on a worker thread then overlaps the submits, and
+ * the thread has its next batch when it finishes one. Few, since each holds
+ * its batch.
  */
 const DERIVE_AHEAD = 3;
 

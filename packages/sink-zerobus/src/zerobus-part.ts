@@ -1,8 +1,9 @@
-import type {
-  Derivation,
-  LaneSettings,
-  SecondaryPart,
-  SourceRecord,
+import {
+  ConfigError,
+  type Derivation,
+  type LaneSettings,
+  type SecondaryPart,
+  type SourceRecord,
 } from '@thalweg/connector-core';
 import {
   BatchBuilder,
@@ -93,6 +94,14 @@ export function zerobus(options: ZerobusPartOptions): SecondaryPart<ArrowBatch, 
   const { schema, transport, row, json, catalog, tableProperties, lane, ...config } = options;
   // Refused at declaration, naming the key or field, rather than when the topology opens.
   parseZerobusConfig(config);
+  // The type allows one or the other; an untyped caller is told the same.
+  if ((row === undefined) === (json === undefined)) {
+    const given = row === undefined ? 'neither' : 'both';
+    throw new ConfigError(
+      'zerobus',
+      `give row (a function) or json (a declared mapping); ${given} given`,
+    );
+  }
   if (json !== undefined) jsonRow(schema, json.fields);
   const builder = new BatchBuilder(schema);
   return {

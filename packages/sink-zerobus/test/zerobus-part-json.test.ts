@@ -126,6 +126,10 @@ describe('zerobus() with a declared JSON mapping', () => {
     };
     // @ts-expect-error: one of them is required
     const neither: ZerobusPartOptions = { ...common, transport: fakeZerobus({}) };
-    expect([both, neither]).toHaveLength(2);
+    // …and a caller the compiler did not check is told at declaration.
+    expect(() => zerobus(both)).toThrow(
+      'zerobus: give row (a function) or json (a declared mapping); both given',
+    );
+    expect(() => zerobus(neither)).toThrow(/; neither given$/);
   });
 });
