@@ -86,6 +86,11 @@ export class SecondaryLane<B> {
   private setAsideBatches = 0;
   private quarantined = 0;
   private readonly pending = new PendingSpans();
+  /**
+   * Batches taken from the queue whose derivations started, in queue order:
+   * one that answers later (on a worker thread) overlaps the submits before it.
+   */
+  private readonly ahead: Started<B>[] = [];
 
   private sinkName: string;
 
@@ -248,9 +253,7 @@ export class SecondaryLane<B> {
   }
 
   private async run(sink: Sink<'secondary', B>): Promise<void> {
-    // Derivations started ahead of the submit, in queue order: one that
-    // answers later (on a worker thread) overlaps the submits before it.
-    const ahead: Started<B>[] = [];
+    const ahead = this.ahead;
     for (;;) {
       if (ahead.length === 0) {
         const item = (await this.queue.take(1))?.[0];
@@ -283,10 +286,6 @@ export class SecondaryLane<B> {
         );
         this.shed += 1;
         this.shedRecords += batch.records.length;
-        for (const started of ahead.splice(0)) {
-          this.queue.release(1, started.item.bytes);
-          this.shedItem(started.item);
-        }
         this.pending.clear();
         this.dropQueued();
         this.queue.end();
@@ -355,7 +354,13 @@ export class SecondaryLane<B> {
     if (isDurable(kind)) this.recorder.add(emptyReceipt(sink.descriptor.id, span, kind.kind));
   }
 
+  /** Sheds what waits in the queue and what was deriving ahead: gaps for recovery. */
   private dropQueued(): void {
+    for (const started of this.ahead.splice(0)) {
+      this.queue.release(1, started.item.bytes);
+      this.shedItem(started.item);
+      this.pending.settle(started.item.batch.span);
+    }
     for (const item of this.queue.drain()) {
       this.shedItem(item);
       this.pending.settle(item.batch.span);

@@ -104,6 +104,21 @@ describe('SecondaryLane', () => {
     expect(started).toEqual([0, 10, 20, 30]);
   });
 
+  it('stopped past its deadline, counts what was deriving ahead as shed with what was queued', async () => {
+    const started: number[] = [];
+    const never: Derive<MemoryRow[]> = (b) => {
+      started.push(b.span.start);
+      return new Promise(() => undefined);
+    };
+    const s = setup({ maxQueuedBatches: 8 }, never);
+    for (let at = 0; at < 50; at += 10) s.lane.offer(batch(at, at + 10));
+    await until(() => started.length === 4);
+    await s.lane.stop(0);
+    // 0 was being delivered when the deadline passed; 10, 20 and 30 were
+    // deriving ahead and 40 queued: four gaps for recovery, each counted.
+    expect(s.lane.stats()).toMatchObject({ shedBatches: 4, shedRecords: 40, queuedBatches: 0 });
+  });
+
   it('pendingFloor is the lowest span it may still deliver itself, and moves as spans settle', async () => {
     const s = setup();
     expect(s.lane.pendingFloor(P)).toBeNull();
