@@ -104,6 +104,15 @@ describe('SecondaryLane', () => {
     expect(started).toEqual([0, 10, 20, 30]);
   });
 
+  it('failed, sheds what was deriving ahead with what was queued, each a counted gap', async () => {
+    const s = setup({ maxQueuedBatches: 8 });
+    s.sink.failSubmits = true;
+    for (let at = 0; at < 50; at += 10) s.lane.offer(batch(at, at + 10));
+    await until(() => s.lane.current.kind === 'failed');
+    // 0 failed the sink; 10, 20 and 30 were derived ahead, 40 was queued.
+    expect(s.lane.stats()).toMatchObject({ shedBatches: 5, shedRecords: 50, queuedBatches: 0 });
+  });
+
   it('stopped past its deadline, counts what was deriving ahead as shed with what was queued', async () => {
     const started: number[] = [];
     const never: Derive<MemoryRow[]> = (b) => {
