@@ -19,3 +19,11 @@ export async function deriveSafely<B>(derive: Derive<B>, batch: SourceBatch): Pr
     };
   }
 }
+
+/**
+ * How many taken batches may be deriving while the one before them is
+ * delivered: a derivation on a worker thread then overlaps the submits, and
+ * the thread has its next batch when it finishes one. Few, since each holds
+ * its batch.
+ */
+export const DERIVE_AHEAD = 3;

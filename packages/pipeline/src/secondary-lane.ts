@@ -16,7 +16,7 @@ import {
 import type { DurableReceipt } from '@thalweg/offset-store';
 import { clipBatch, recordsIn, submittedPart } from './batch-clip.js';
 import { detachBatch } from './batch-detach.js';
-import { deriveSafely } from './derive-safely.js';
+import { DERIVE_AHEAD, deriveSafely } from './derive-safely.js';
 import type { LaneState, SecondaryStats } from './secondary-stats.js';
 import { batchBytes } from './batch-split.js';
 import type { CoverageRecorder } from './coverage-recorder.js';
@@ -38,14 +38,6 @@ interface Started<B> {
   readonly item: Queued;
   readonly derived: Promise<Derived<B>>;
 }
-
-/**
- * How many taken batches may be deriving while the one before them is
- * delivered: a derivation on a worker thread then overlaps the submits, and
- * the thread has its next batch when it finishes one. Few, since each holds
- * its batch.
- */
-const DERIVE_AHEAD = 3;
 
 /** Reports a quarantined record of a secondary; returns nothing, never waits. */
 export type QuarantineSink = (sink: string, batch: SourceBatch, note: QuarantineNote) => void;
