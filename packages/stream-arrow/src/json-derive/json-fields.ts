@@ -69,10 +69,14 @@ function takeOf(field: string, source: JsonFieldSource): Take {
     const key = meta as Exclude<RecordMetaField, 'timestamp'>;
     return (_, m) => m[key];
   }
-  const path = typeof source === 'string' ? source.split('.') : (source as readonly string[]);
-  if (path.length === 0 || path.some((k) => typeof k !== 'string' || k === '')) {
+  if (typeof source !== 'string' && !Array.isArray(source)) {
+    invalid(field, `the mapping must be a path or { meta }, not ${JSON.stringify(source)}`);
+  }
+  const keys = typeof source === 'string' ? source.split('.') : (source as readonly unknown[]);
+  if (keys.length === 0 || keys.some((k) => typeof k !== 'string' || k === '')) {
     invalid(field, `the mapping's path ${JSON.stringify(source)} holds an empty key`);
   }
+  const path = keys as readonly string[];
   if (path.length === 1) {
     const [key] = path as [string];
     return (value) => own(value, key);

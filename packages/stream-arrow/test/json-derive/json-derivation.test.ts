@@ -171,6 +171,11 @@ describe('jsonRow', () => {
       'amount',
       'TWG_ARROW_INPUT_INVALID: field "amount": the mapping\'s path "order..amount" holds an empty key',
     ]);
+    // What an untyped caller (a configuration file) might give.
+    expect(refusal({ amount: 5 as unknown as string })?.[1]).toBe(
+      'TWG_ARROW_INPUT_INVALID: field "amount": the mapping must be a path or { meta }, not 5',
+    );
+    expect(refusal({ amount: ['order', 7] as unknown as string[] })?.[0]).toBe('amount');
     expect(refusal({ at: { meta: 'key' as 'offset' } })?.[1]).toMatch(
       /field "at": the mapping's meta must be one of/,
     );
