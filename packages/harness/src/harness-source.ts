@@ -40,6 +40,12 @@ export interface HarnessSource {
    * checking a claimed range (Kafka: every one; Pulsar: the produced ones).
    */
   offsetsIn(partition: number, start: number, end: number): Iterable<number>;
+  /**
+   * The payload the run produced at an offset of a partition, undefined
+   * where it produced none: what a sink holding that record holds, whether
+   * or not raw has it yet.
+   */
+  payloadAt(partition: number, offset: number): string | undefined;
   /** Deletes the topic and the group or subscription (cleanup; failures are the caller's to log). */
   remove(): Promise<void>;
   close(): Promise<void>;

@@ -92,6 +92,12 @@ export class HarnessTopic implements HarnessSource {
     for (let o = start; o < end; o++) yield o;
   }
 
+  /** Record `i` is the `floor(i / partitions)`-th of its partition: one producer, in order, idempotent. */
+  payloadAt(partition: number, offset: number): string | undefined {
+    const i = offset * this.partitions + partition;
+    return partition < this.partitions && i < this.produced ? payload(i, this.run) : undefined;
+  }
+
   /** The log end offset per partition. */
   async ends(): Promise<number[]> {
     const offsets = await this.admin.fetchTopicOffsets(this.topic);

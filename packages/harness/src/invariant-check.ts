@@ -83,7 +83,7 @@ export class InvariantCheck {
       log(`${label}: POSITION LEADS RAW: ${lead}`);
     }
     const table = tableOffsets(rows, partitions);
-    const inZerobus = heldByZerobus(raw, zerobus);
+    const inZerobus = heldByZerobus(raw, zerobus, topic);
     const claims = overclaimedRanges(
       views,
       (sink, p, o) => {

@@ -10,6 +10,8 @@ import type { RawContents } from './raw-audit.js';
 interface Placed {
   readonly at: EntryPosition;
   readonly offset: number;
+  /** The produced record's index: its payload is `payload(index, run)`. */
+  readonly index: number;
 }
 
 interface InternalStats {
@@ -33,6 +35,8 @@ interface InternalStats {
 export class PulsarTopic implements HarnessSource {
   private readonly endpoint = pulsar();
   private readonly placed: Placed[][];
+  /** Per partition, the produced record's index by the offset it got. */
+  private readonly byOffset: Map<number, number>[];
   produced = 0;
 
   constructor(
@@ -42,6 +46,7 @@ export class PulsarTopic implements HarnessSource {
     readonly subscription: string,
   ) {
     this.placed = Array.from({ length: partitions }, () => []);
+    this.byOffset = Array.from({ length: partitions }, () => new Map<number, number>());
   }
 
   private admin(suffix: string): string {
@@ -71,20 +76,23 @@ export class PulsarTopic implements HarnessSource {
     this.produced += n;
     const sends: Promise<void>[] = [];
     for (let p = 0; p < this.partitions; p++) {
-      const payloads: string[] = [];
-      for (let i = first; i < first + n; i++)
-        if (i % this.partitions === p) payloads.push(payload(i, this.run));
-      if (payloads.length === 0) continue;
+      const indices: number[] = [];
+      for (let i = first; i < first + n; i++) if (i % this.partitions === p) indices.push(i);
+      if (indices.length === 0) continue;
+      const payloads = indices.map((i) => payload(i, this.run));
       sends.push(
         producePulsar(this.endpoint.wsUrl, `${this.topic}-partition-${String(p)}`, payloads).then(
           (ids) => {
-            for (const id of ids) {
+            ids.forEach((id, k) => {
               const parts = decodeMessageId(id);
-              this.placed[p]?.push({
+              const placed: Placed = {
                 at: { ledger: parts.ledgerId, entry: parts.entryId },
                 offset: messageOffset(parts, DEFAULT_OFFSET_LAYOUT, id),
-              });
-            }
+                index: indices[k] ?? -1,
+              };
+              this.placed[p]?.push(placed);
+              this.byOffset[p]?.set(placed.offset, placed.index);
+            });
           },
         ),
       );
@@ -122,6 +130,11 @@ export class PulsarTopic implements HarnessSource {
   *offsetsIn(partition: number, start: number, end: number): Iterable<number> {
     for (const m of this.placed[partition] ?? [])
       if (m.offset >= start && m.offset < end) yield m.offset;
+  }
+
+  payloadAt(partition: number, offset: number): string | undefined {
+    const index = this.byOffset[partition]?.get(offset);
+    return index === undefined ? undefined : payload(index, this.run);
   }
 
   async remove(): Promise<void> {

@@ -1,6 +1,8 @@
+import { RecordIdHasher } from '@thalweg/connector-core';
 import { readFakeServerBatches } from '@thalweg/sink-zerobus';
 import { decodeIpcStream } from '@thalweg/stream-arrow';
 import { HarnessError } from './errors.js';
+import { CLUSTER } from './harness-topology.js';
 import type { RawContents } from './raw-audit.js';
 import { RECORD_ID_COLUMN, zerobusDir } from './zerobus-topology.js';
 
@@ -46,16 +48,36 @@ export async function readZerobus(dir: string): Promise<ZerobusContents> {
 }
 
 /**
- * Whether Zerobus holds the record at a position. Its rows carry no
- * position: it does when it acknowledged the record id raw's record there
- * hashes to (and it cannot be shown to when raw lacks the offset).
+ * Whether Zerobus holds the record at a position: it acknowledged the id
+ * the record there hashes to. That record is raw's where raw holds the
+ * offset, and otherwise the one the run produced there (`produced`). A
+ * batch is offered to the secondaries as soon as raw has taken it, not once
+ * raw made it durable, so a child killed in between leaves a secondary's
+ * claim over records raw lacks. That is no loss: the source's position did
+ * not move, so it delivers them again, and raw writes them under the same
+ * ids. It is a claim Zerobus must still back with the rows.
  */
 export function heldByZerobus(
   raw: RawContents,
   zerobus: ZerobusContents,
+  produced: {
+    readonly topic: string;
+    payloadAt(partition: number, offset: number): string | undefined;
+  },
 ): (partition: number, offset: number) => boolean {
+  const hashers = new Map<number, RecordIdHasher>();
+  const producedId = (partition: number, offset: number): string | null => {
+    const value = produced.payloadAt(partition, offset);
+    if (value === undefined) return null;
+    let hasher = hashers.get(partition);
+    if (hasher === undefined) {
+      hasher = new RecordIdHasher(CLUSTER, produced.topic, partition);
+      hashers.set(partition, hasher);
+    }
+    return hasher.id(offset, Buffer.from(value)).toString('hex');
+  };
   return (partition, offset) => {
-    const held = raw.records[partition]?.get(offset);
-    return held !== undefined && zerobus.recordIds.has(held.recordId);
+    const id = raw.records[partition]?.get(offset)?.recordId ?? producedId(partition, offset);
+    return id !== null && zerobus.recordIds.has(id);
   };
 }

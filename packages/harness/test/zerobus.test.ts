@@ -3,8 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RecordIdHasher, offsetSpan, type SourceBatch } from '@thalweg/connector-core';
 import { encodeIpcStream } from '@thalweg/stream-arrow';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { overclaimedRanges } from '../src/coverage-audit.js';
+import { HarnessTopic } from '../src/harness-topic.js';
 import { CLUSTER, payload, payloadId } from '../src/harness-topology.js';
 import type { RawContents } from '../src/raw-audit.js';
 import { heldByZerobus, readZerobus } from '../src/zerobus-audit.js';
@@ -85,7 +86,7 @@ describe('the Zerobus secondary of the harness', () => {
     expect(zerobus).toMatchObject({ batches: 1, rows: 3 });
 
     // Coverage claiming 13 (quarantined, never sent) is an over-claim; [10, 13) is not.
-    const held = heldByZerobus(raw, zerobus);
+    const held = heldByZerobus(raw, zerobus, { topic: TOPIC, payloadAt: () => undefined });
     const view = (end: number) => ({
       store: 'pipeline-durable',
       key: { sink: ZEROBUS, topic: TOPIC, partition: 1 },
@@ -95,6 +96,42 @@ describe('the Zerobus secondary of the harness', () => {
     expect(overclaimedRanges([view(14)], (_s, p, o) => held(p, o))).toEqual([
       'pipeline-durable:zerobus-events/harness-topic/1:[10,14) lacks 13',
     ]);
+  });
+
+  it('checks a claim over records raw lacks against the records produced there', async () => {
+    // The child died after Zerobus acknowledged [10, 13) and before raw made
+    // 12 durable: raw holds 10 and 11, the run produced 10..12.
+    const batch = sourceBatch(10, 13);
+    const derived = toZerobusBatch(batch);
+    if (derived.batch === null) throw new Error('no rows derived');
+    const server = harnessZerobusFactory(dir, [], () => undefined);
+    const stream = await server.factory.open(SPEC);
+    await stream.waitForOffset(await stream.submit(encodeIpcStream(derived.batch)));
+    await stream.close();
+    await server.close();
+    const zerobus = await readZerobus(dir);
+    const raw = rawOf({ ...batch, records: batch.records.filter((r) => r.offset < 12) });
+    const produced = {
+      topic: TOPIC,
+      payloadAt: (p: number, o: number) => (p === 1 && o < 15 ? payload(o, RUN) : undefined),
+    };
+    const held = heldByZerobus(raw, zerobus, produced);
+    expect([10, 11, 12, 13, 14].map((o) => held(1, o))).toEqual([true, true, true, false, false]);
+    // Without the produced records, 12 could not be shown held.
+    const rawOnly = heldByZerobus(raw, zerobus, { topic: TOPIC, payloadAt: () => undefined });
+    expect(rawOnly(1, 12)).toBe(false);
+  });
+
+  it('gives the payload a Kafka run produced at each offset', () => {
+    vi.stubEnv('THALWEG_KAFKA_BROKERS', 'localhost:1');
+    const topic = new HarnessTopic('t', 4, RUN, 'g');
+    vi.unstubAllEnvs();
+    topic.produced = 10;
+    // Record i is at partition i % 4, offset floor(i / 4).
+    expect(topic.payloadAt(1, 0)).toBe(payload(1, RUN));
+    expect(topic.payloadAt(1, 2)).toBe(payload(9, RUN));
+    expect(topic.payloadAt(2, 2)).toBeUndefined();
+    expect(topic.payloadAt(4, 0)).toBeUndefined();
   });
 
   it('poisons the k-th stream at its chosen wait and counts each injection once', async () => {
