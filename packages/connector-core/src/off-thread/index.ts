@@ -1,3 +1,4 @@
 export * from './off-thread.js';
 export * from './serve-off-thread.js';
 export * from './packed-values.js';
+export * from './compiled-worker.js';

@@ -1,4 +1,5 @@
 import {
+  compiledWorker,
   OffThread,
   packedBuffers,
   packValues,
@@ -63,15 +64,7 @@ export class HashThread {
   }
 }
 
-/**
- * `hash-worker.js` beside this module in the compiled `dist/`; from the
- * TypeScript source (under vitest) the compiled one in `../../dist/dedup/`,
- * since Node 20 cannot run a `.ts` file as a worker.
- */
+/** The compiled `hash-worker.js` (see `compiledWorker`). */
 function hashWorkerEntry(): URL {
-  const here = import.meta.url;
-  return new URL(
-    here.endsWith('.ts') ? '../../dist/dedup/hash-worker.js' : './hash-worker.js',
-    here,
-  );
+  return compiledWorker(import.meta.url, 'hash-worker.js', '../../dist/dedup');
 }

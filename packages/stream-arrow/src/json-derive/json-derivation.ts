@@ -1,4 +1,5 @@
 import {
+  compiledWorker,
   OffThread,
   packedBuffers,
   packRecords,
@@ -87,17 +88,7 @@ function deriveOn(
   );
 }
 
-/**
- * `json-derive-worker.js` beside this module in the compiled `dist/`; from
- * the TypeScript source (under vitest) the compiled one, since Node 20
- * cannot run a `.ts` file as a worker.
- */
+/** The compiled `json-derive-worker.js` (see `compiledWorker`). */
 function workerEntry(): URL {
-  const here = import.meta.url;
-  return new URL(
-    here.endsWith('.ts')
-      ? '../../dist/json-derive/json-derive-worker.js'
-      : './json-derive-worker.js',
-    here,
-  );
+  return compiledWorker(import.meta.url, 'json-derive-worker.js', '../../dist/json-derive');
 }
