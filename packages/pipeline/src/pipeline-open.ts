@@ -10,11 +10,7 @@ import {
   type Sink,
   type Source,
   type SourceBatch,
-  partitionKey,
-  type HeldPartition,
   type SourcePartition,
-  type SourceThrottle,
-  type StoreManagedSource,
 } from '@thalweg/connector-core';
 import type { CoverageStore } from '@thalweg/offset-store';
 import { handleAssignment } from './assignment-handler.js';
@@ -37,6 +33,7 @@ import { LiveReach } from './recovery/live-reach.js';
 import { liveMemoryBytes } from './memory-signal.js';
 import { SecondaryLane } from './secondary-lane.js';
 import type { PipelineSpec } from './topology.js';
+import { positionSource } from './source-positioning.js';
 import { validateTopology } from './validate-topology.js';
 
 /** Everything a run drives, opened and checked; nothing read yet. */
@@ -260,79 +257,4 @@ async function seedCovered(
     if (!isDurable(sink.descriptor.durability)) continue;
     await perLane.secondary(i).covered.seed(coverage, sink.descriptor.id, held);
   }
-}
-
-/**
- * A store-managed source resumes from its stored cursors; the tracker starts
- * there too. Its positions are known now, so a hole in raw below one of them
- * refuses the open (a broker-managed source's are known at its first batch).
- * Partitions the source finds later are positioned the same way before it
- * reads them, and told the throttle's current wish.
- */
-async function positionSource(
-  source: Source,
-  at: PartitionPositioning,
-  throttle: SourceThrottle,
-  log: (line: string) => void,
-): Promise<void> {
-  if (source.regime !== 'store-managed') return;
-  for (const p of source.partitions()) await positionPartition(source, p, at);
-  source.onPartitionsFound?.(async (partitions) => {
-    for (const p of partitions) await positionPartition(source, p, at);
-    if (throttle.paused) source.pause(partitions);
-    else source.resume(partitions);
-    log(`found ${partitions.map((p) => `${p.topic}/${p.partition}`).join(', ')}`);
-  });
-}
-
-/** What positioning a store-managed partition reads and moves. */
-interface PartitionPositioning {
-  readonly sourceName: string;
-  readonly coverage: CoverageStore;
-  readonly gating: GatingState;
-  readonly holes: RawHoleGuard;
-  readonly reach: LiveReach;
-  readonly raw: { held(): Promise<readonly HeldPartition[]> };
-  readonly debug: (line: string) => void;
-}
-
-/** One past the last offset raw holds of `p` (0 when it holds none). */
-async function rawEnd(raw: PartitionPositioning['raw'], p: SourcePartition): Promise<number> {
-  const key = partitionKey(p);
-  let end = 0;
-  for (const held of await raw.held()) {
-    if (partitionKey(held.partition) !== key) continue;
-    for (const span of held.spans) end = Math.max(end, span.end);
-  }
-  return end;
-}
-
-async function positionPartition(
-  source: StoreManagedSource,
-  p: SourcePartition,
-  at: PartitionPositioning,
-): Promise<void> {
-  const { sourceName, coverage, gating, holes, reach, debug } = at;
-  let cursor = await coverage.loadCursor({
-    source: sourceName,
-    topic: p.topic,
-    partition: p.partition,
-  });
-  await holes.check(p, cursor?.nextOffset ?? 0);
-  if (source.origin.kind !== 'replayable' && !source.origin.resumable) {
-    // A stream that cannot resume starts anew: its rows are numbered on
-    // from past everything raw holds, never over it. The cursor lags raw,
-    // and rows of the stream before the crash hold those offsets in raw.
-    const end = await rawEnd(at.raw, p);
-    if (end > (cursor?.nextOffset ?? 0)) cursor = source.cursorAt(p, end);
-  }
-  // Read again from here, if the origin can send it again: recovery
-  // leaves what is past it to the live lanes (ADR 0030).
-  const again = source.origin.kind === 'replayable' || source.origin.resumable;
-  if (again) reach.resumeAt(p, cursor?.nextOffset ?? 0);
-  if (cursor === null) return;
-  source.seek(p, cursor);
-  gating.tracker.resumeAt(p, cursor.nextOffset);
-  gating.committer.resumeAt(p, cursor.nextOffset);
-  debug(`${p.topic}/${p.partition} resumes at ${cursor.nextOffset} (${cursor.kind} cursor)`);
 }
