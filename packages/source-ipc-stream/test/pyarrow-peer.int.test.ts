@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,7 +7,7 @@ import { IpcStreamDecoder } from '@thalweg/stream-arrow';
 import { waitFor } from '@thalweg/test-services';
 import { afterEach, describe, expect, it } from 'vitest';
 import { IpcStreamSource, IpcStreamSourceError, type IpcStreamConnection } from '../src/index.js';
-import { BASE_TS_MS, payloadOf } from '@thalweg/test-services';
+import { BASE_TS_MS, flight, flightScript, payloadOf } from '@thalweg/test-services';
 import { startProducer, stopProducers } from './pyarrow-producer.js';
 
 // The peer is pyarrow's own IPC writer (scripts/services/flight/ipc_producer.py),
@@ -108,6 +109,44 @@ describe('IpcStreamSource against pyarrow: a full stream', () => {
       expect(source.stats()).toMatchObject({ rows: ROWS, batches: ROWS / BATCH_ROWS });
     });
   }
+});
+
+describe('IpcStreamSource against pyarrow: a stream on a pipe (what stdin is)', () => {
+  /** pyarrow's producer writing the stream to its stdout, which the source reads as a Readable. */
+  function piped(args: readonly string[]) {
+    const child = spawn(flight().python, [flightScript('ipc_producer.py'), '--stdout', ...args], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const exited = new Promise<number | string>((resolve) => {
+      child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown'));
+    });
+    const source = new IpcStreamSource({
+      connection: { kind: 'readable', readable: child.stdout },
+      topic: 'live',
+    });
+    return { source, exited };
+  }
+
+  it('reads every row 0..N-1 in order', async () => {
+    const { source, exited } = piped(shape);
+    const read = await readAll(source);
+    expect(read.error).toBeUndefined();
+    expect(read.offsets).toEqual(range(0, ROWS));
+    expect(read.values).toEqual(generated(0, ROWS));
+    expect(await exited).toBe(0);
+    expect(source.origin).toEqual({ kind: 'non-replayable', resumable: false });
+  });
+
+  it('fails when the producer dies mid-stream, naming the rows received and the last offset', async () => {
+    const { source, exited } = piped([...shape, '--kill-after-batches', '3']);
+    const read = await readAll(source);
+    expect(await exited).toBe(9);
+    const error = refusal(read);
+    expect(error.code).toBe('TWG_IPC_STREAM_DROPPED');
+    expect(read.offsets).toEqual(range(0, 300));
+    expect(read.values).toEqual(generated(0, 300));
+    expect(error.message).toContain('the last row taken is offset 299');
+  });
 });
 
 describe('IpcStreamSource against pyarrow: a resumable producer killed mid-stream', () => {

@@ -7,10 +7,12 @@ of
   --tcp PORT      127.0.0.1:PORT (0 picks a free one)
   --unix PATH     a Unix socket at PATH
   --http PORT     HTTP on 127.0.0.1:PORT, any GET path, the stream as the body
+  --stdout        once, to its standard output (what a pipe into stdin reads)
 
 and prints where it listens (the port, or the socket path) as its first stdout
 line. It serves one connection at a time until killed, so a resumable client
-can reconnect.
+can reconnect. With --stdout it prints nothing else, writes the stream once
+(flushing after each message) and exits; it never resumes.
 
 --resumable speaks the resume handshake of the stream spec: over a socket the
 client writes first, one JSON line {"thalweg":"resume","stream":"<id or
@@ -160,6 +162,7 @@ def main() -> None:
     where.add_argument("--tcp", type=int, metavar="PORT")
     where.add_argument("--unix", metavar="PATH")
     where.add_argument("--http", type=int, metavar="PORT")
+    where.add_argument("--stdout", action="store_true")
     parser.add_argument("--rows", type=int, default=1000)
     parser.add_argument("--batch-rows", type=int, default=100)
     parser.add_argument("--payload-bytes", type=int, default=0, help="0: payload is row-<id>")
@@ -172,9 +175,19 @@ def main() -> None:
     args = parser.parse_args()
     if args.rows < 0 or args.batch_rows <= 0:
         parser.error("--rows must be >= 0 and --batch-rows > 0")
+    if args.stdout and args.resumable:
+        parser.error("--stdout never resumes")
     producer = Producer(args)
 
-    if args.http is not None:
+    if args.stdout:
+        out = sys.stdout.buffer
+
+        def send(data: bytes) -> None:
+            out.write(data)
+            out.flush()
+
+        producer.write_stream(send, 0)
+    elif args.http is not None:
         server = http.server.HTTPServer(("127.0.0.1", args.http), http_handler(producer))
         print(server.server_address[1], flush=True)
         server.serve_forever()
