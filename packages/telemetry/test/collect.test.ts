@@ -60,6 +60,42 @@ describe('collectMetrics', () => {
     expect(samples(withHealth({ kind: 'off' }), 'thalweg_coordination_up')).toEqual([]);
   });
 
+  it('reports the loss window of a stream that cannot resume and each stream’s dedup counts', async () => {
+    const job = await filesTopology(['{"id":"a","amount":1}']);
+    await job.run();
+    const stats = job.stats();
+    const withStats = (over: Partial<PipelineStats>) =>
+      collectMetrics({
+        stats: () => ({ ...stats, ...over }),
+        health: () => job.health(),
+        lanes: () => job.lanes(),
+        sourceLag: () => job.sourceLag(),
+      });
+    // A source that reads again what it lost has no window, so no sample.
+    expect(samples(collectMetrics(job), 'thalweg_source_loss_window_records')).toEqual([]);
+    const window = withStats({ source: { ...stats.source, lossWindowRecords: 42 } });
+    expect(value(window, 'thalweg_source_loss_window_records', {})).toBe(42);
+    const dedup = withStats({
+      dedup: [
+        {
+          stream: 'orders',
+          checked: 200,
+          dropped: 10,
+          skipped: 3,
+          unhashable: 1,
+          duplicateRate: 0.05,
+        },
+        { stream: 'clicks', checked: 0, dropped: 0, skipped: 0, unhashable: 0, duplicateRate: 0 },
+      ],
+    });
+    expect(value(dedup, 'thalweg_dedup_checked_records_total', { stream: 'orders' })).toBe(200);
+    expect(value(dedup, 'thalweg_dedup_dropped_records_total', { stream: 'orders' })).toBe(10);
+    expect(value(dedup, 'thalweg_dedup_skipped_records_total', { stream: 'orders' })).toBe(3);
+    expect(value(dedup, 'thalweg_dedup_duplicate_ratio', { stream: 'orders' })).toBe(0.05);
+    expect(value(dedup, 'thalweg_dedup_checked_records_total', { stream: 'clicks' })).toBe(0);
+    expect(samples(collectMetrics(job), 'thalweg_dedup_checked_records_total')).toEqual([]);
+  });
+
   it('marks exactly one state of each enumerated gauge', async () => {
     const job = await filesTopology(['{"id":"a","amount":1}']);
     await job.run();
