@@ -37,13 +37,21 @@ function decide(d: BinaryDecision, b: SourceBatch) {
 }
 
 describe('BinaryDecision', () => {
-  it('keeps the earliest record of a new hash and drops its later copies in the piece', () => {
+  it('keeps the earliest record of a new hash and drops its later copies in the piece, in one claim', () => {
     const set = inMemoryCoordination().binarySet?.('s');
     if (set === undefined) throw new Error('the fake offers binary sets');
+    // One call to the set per piece: its lookup and its write are the same claim.
+    let claims = 0;
+    const claimMany = set.claimMany.bind(set);
+    set.claimMany = (...args) => {
+      claims += 1;
+      return claimMany(...args);
+    };
     const d = new BinaryDecision(set, 60_000);
     const out = decide(d, piece(0, 10, [1, 2, 1, null, 2, 1, 3]));
     expect(offsets({ ...piece(0, 0, []), records: out.records })).toEqual([10, 11, 13, 16]);
     expect(out).toMatchObject({ dropped: 3, remembered: 3 });
+    expect(claims).toBe(1);
     expect(CONTENT_HASH_BYTES).toBe(BINARY_KEY_BYTES);
     expect(set.size()).toBe(3);
   });
