@@ -155,4 +155,5 @@ benchLine({
   serial_mb_s: round(bestSerial, 1),
   ratio: round(best.mbs / bestSerial, 1),
   coalesce_p50: best.coalesce,
+  target_ratio: 10,
 });

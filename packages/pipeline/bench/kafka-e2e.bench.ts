@@ -106,7 +106,7 @@ emit({
   bare_consumer_rec_s: Math.round(bare),
   ratio: Number((piped.recS / bare).toFixed(3)),
   rss_mb_max: piped.rssMaxMb,
-  target_ratio: 0.8,
+  target_ratio: 0.9,
   target_rss_mb: 512,
 });
 await deleteTopic(kafka, topic);

@@ -240,6 +240,7 @@ for (const [writer, source, batches] of pipelined) {
     ...piped,
     baseline_records_per_s: serial.records_per_s,
     ratio: Number((piped.records_per_s / serial.records_per_s).toFixed(2)),
+    target_ratio_to_disk: 0.8,
   });
 }
 

@@ -18,5 +18,7 @@ export function ackLaneFields(
     serial_mb_s: Number(serialMbs.toFixed(2)),
     ratio: Number((piped.mbs / serialMbs).toFixed(1)),
     coalesce_p50: piped.coalesceP50 === null ? null : Number(piped.coalesceP50.toFixed(1)),
+    // Issue 23's targets for the real binding; the fake has none.
+    ...(transport === 'sdk' ? { target_coalesce_p50: 8, target_ratio: 30 } : {}),
   };
 }

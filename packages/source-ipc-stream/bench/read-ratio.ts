@@ -90,6 +90,7 @@ export async function readRatio(
       mb_per_s: round(mbPerS, 1),
       baseline_mb_per_s: round(baselineMbPerS, 1),
       ratio: round(mbPerS / baselineMbPerS, 3),
+      target_ratio: 0.9,
     });
   } finally {
     server.close();
