@@ -4,6 +4,7 @@ import {
   type OffsetSpan,
   type Source,
   type SourcePartition,
+  type SourceCursor,
   type SourceThrottle,
   type StoreManagedSource,
 } from '@thalweg/connector-core';
@@ -74,6 +75,18 @@ function heldRunEnd(spans: readonly OffsetSpan[], from: number): number {
   return end;
 }
 
+/**
+ * A stream's cursor moved to row `end`: its token (which stream) kept, only
+ * the next row changed. A kind whose other fields place the position (a
+ * page, a file) is kept as it is: its source reads those rows again.
+ */
+function movedTo(cursor: SourceCursor, end: number): SourceCursor {
+  if (cursor.kind === 'stream-token' || cursor.kind === 'log-offset') {
+    return { ...cursor, nextOffset: end };
+  }
+  return cursor;
+}
+
 async function positionPartition(
   source: StoreManagedSource,
   p: SourcePartition,
@@ -102,8 +115,7 @@ async function positionPartition(
       // second copy raw would refuse as a conflict. Recovery replays them
       // to the secondaries from raw (the live reach starts past them).
       const end = heldRunEnd(spans, from);
-      if (end > from)
-        cursor = cursor === null ? source.cursorAt(p, end) : { ...cursor, nextOffset: end };
+      if (end > from) cursor = cursor === null ? source.cursorAt(p, end) : movedTo(cursor, end);
     }
   }
   // Read again from here, if the origin can send it again: recovery
