@@ -2,9 +2,11 @@ import { RECORD_ID_COLUMN } from '@thalweg/connector-core';
 import { makeData, RecordBatch, Struct, type Data } from 'apache-arrow';
 import type { BatchSchema, FieldSpec } from './batch-schema.js';
 import { binaryColumn } from './binary-column.js';
+import { freshMemory, ScratchMemory, type ColumnMemory } from './column-memory.js';
 import { checkValue } from './column-values.js';
 import { ArrowBatchError } from './errors.js';
 import { fixedWidthColumn } from './fixed-width-columns.js';
+import { encodeIpcStream } from './ipc-stream.js';
 import { recordIdColumn, type RecordProvenance } from './record-id-column.js';
 import { utf8Column } from './utf8-column.js';
 
@@ -27,6 +29,9 @@ export type Columns = Readonly<Record<string, ArrayLike<unknown>>>;
  * quarantine the ones it refuses.
  */
 export class BatchBuilder {
+  /** The arena `encodeRows` and `encodeColumns` build in, made on first use. */
+  private scratch: ScratchMemory | undefined;
+
   constructor(readonly schema: BatchSchema) {}
 
   /**
@@ -35,18 +40,58 @@ export class BatchBuilder {
    * the schema has a record id.
    */
   fromRows(rows: ArrayLike<Row>, provenance?: RecordProvenance): RecordBatch {
+    return this.rowsInto(freshMemory, rows, provenance);
+  }
+
+  /** Builds from decoded columns, one per schema field (record id excluded), all of one length. */
+  fromColumns(columns: Columns, provenance?: RecordProvenance): RecordBatch {
+    return this.columnsInto(freshMemory, columns, provenance);
+  }
+
+  /**
+   * `encodeIpcStream(fromRows(rows, provenance))`, byte for byte, with one
+   * fresh allocation: the message. The columns are built in an arena this
+   * builder keeps and reuses (`ScratchMemory`), so a builder that encodes
+   * batch after batch touches fresh memory once per batch, not twice. The
+   * arena holds about one batch's columns between calls.
+   */
+  encodeRows(rows: ArrayLike<Row>, provenance?: RecordProvenance): Uint8Array {
+    const memory = this.arena();
+    return encodeIpcStream(this.rowsInto(memory, rows, provenance));
+  }
+
+  /** `encodeIpcStream(fromColumns(columns, provenance))`, built as `encodeRows` builds. */
+  encodeColumns(columns: Columns, provenance?: RecordProvenance): Uint8Array {
+    const memory = this.arena();
+    return encodeIpcStream(this.columnsInto(memory, columns, provenance));
+  }
+
+  private arena(): ScratchMemory {
+    this.scratch ??= new ScratchMemory();
+    this.scratch.reset();
+    return this.scratch;
+  }
+
+  private rowsInto(
+    memory: ColumnMemory,
+    rows: ArrayLike<Row>,
+    provenance?: RecordProvenance,
+  ): RecordBatch {
     for (let i = 0; i < rows.length; i++) {
       const row: unknown = rows[i];
       if (typeof row !== 'object' || row === null) {
         throw new ArrowBatchError('TWG_ARROW_VALUE_INVALID', 'record is not an object', { row: i });
       }
     }
-    const children = this.schema.fields.map((spec) => buildColumn(spec, rows, spec.name));
-    return this.assemble(children, rows.length, provenance);
+    const children = this.schema.fields.map((spec) => buildColumn(spec, rows, spec.name, memory));
+    return this.assemble(memory, children, rows.length, provenance);
   }
 
-  /** Builds from decoded columns, one per schema field (record id excluded), all of one length. */
-  fromColumns(columns: Columns, provenance?: RecordProvenance): RecordBatch {
+  private columnsInto(
+    memory: ColumnMemory,
+    columns: Columns,
+    provenance?: RecordProvenance,
+  ): RecordBatch {
     const fields = this.schema.fields;
     const first = fields[0];
     const length = first === undefined ? 0 : (columns[first.name]?.length ?? 0);
@@ -61,18 +106,25 @@ export class BatchBuilder {
       if (values.length !== length) {
         input(spec.name, `column holds ${values.length} values, the batch has ${length} rows`);
       }
-      return buildColumn(spec, values, undefined);
+      return buildColumn(spec, values, undefined, memory);
     });
-    return this.assemble(children, length, provenance);
+    return this.assemble(memory, children, length, provenance);
   }
 
   /** Adds the record id column if the schema has one, then wraps the columns as a batch. */
-  private assemble(children: Data[], length: number, provenance?: RecordProvenance): RecordBatch {
+  private assemble(
+    memory: ColumnMemory,
+    children: Data[],
+    length: number,
+    provenance?: RecordProvenance,
+  ): RecordBatch {
     if (this.schema.recordId !== 'none') {
       if (provenance === undefined) {
         input(RECORD_ID_COLUMN, "the schema adds a record id: pass the rows' provenance");
       }
-      children.push(recordIdColumn(this.schema.recordId, provenance, length, RECORD_ID_COLUMN));
+      children.push(
+        recordIdColumn(this.schema.recordId, provenance, length, RECORD_ID_COLUMN, memory),
+      );
     } else if (provenance !== undefined) {
       input(RECORD_ID_COLUMN, 'provenance given, but the schema has no record id column');
     }
@@ -110,14 +162,19 @@ export class BatchBuilder {
 }
 
 /** `key` set: `values` are row objects and the column is their property `key`. */
-function buildColumn(spec: FieldSpec, values: ArrayLike<unknown>, key: string | undefined): Data {
+function buildColumn(
+  spec: FieldSpec,
+  values: ArrayLike<unknown>,
+  key: string | undefined,
+  memory: ColumnMemory,
+): Data {
   switch (spec.type.kind) {
     case 'utf8':
-      return utf8Column(spec, values, key);
+      return utf8Column(spec, values, key, memory);
     case 'binary':
-      return binaryColumn(spec, values, key);
+      return binaryColumn(spec, values, key, memory);
     default:
-      return fixedWidthColumn(spec, values, key);
+      return fixedWidthColumn(spec, values, key, memory);
   }
 }
 

@@ -1,5 +1,6 @@
 import { Binary, makeData, type Data } from 'apache-arrow';
 import type { FieldSpec } from './batch-schema.js';
+import { freshMemory, type ColumnMemory } from './column-memory.js';
 import { toBinary } from './column-values.js';
 import { ArrowBatchError } from './errors.js';
 import { ValidityBitmap } from './validity-bitmap.js';
@@ -15,10 +16,11 @@ export function binaryColumn(
   spec: FieldSpec,
   values: ArrayLike<unknown>,
   key: string | undefined,
+  memory: ColumnMemory = freshMemory,
 ): Data<Binary> {
   const length = values.length;
-  const validity = new ValidityBitmap(spec, length);
-  const valueOffsets = new Int32Array(length + 1);
+  const validity = new ValidityBitmap(spec, length, memory);
+  const valueOffsets = memory.int32(length + 1);
   let total = 0;
   for (let row = 0; row < length; row++) {
     const v = key === undefined ? values[row] : (values[row] as Fields)[key];
@@ -34,7 +36,7 @@ export function binaryColumn(
     }
     valueOffsets[row + 1] = total;
   }
-  const data = new Uint8Array(total);
+  const data = memory.bytes(total);
   for (let row = 0; row < length; row++) {
     const v = key === undefined ? values[row] : (values[row] as Fields)[key];
     if (!(v instanceof Uint8Array)) continue;

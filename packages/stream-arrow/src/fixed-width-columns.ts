@@ -10,6 +10,7 @@ import {
   type Data,
 } from 'apache-arrow';
 import type { FieldSpec } from './batch-schema.js';
+import { freshMemory, type ColumnMemory } from './column-memory.js';
 import { toBoolean, toDate32, toFloat64, toInt32, toInt64, toTimestamp } from './column-values.js';
 import { ValidityBitmap } from './validity-bitmap.js';
 
@@ -24,9 +25,10 @@ export function fixedWidthColumn(
   spec: FieldSpec,
   values: ArrayLike<unknown>,
   key: string | undefined,
+  memory: ColumnMemory = freshMemory,
 ): Data {
   const length = values.length;
-  const validity = new ValidityBitmap(spec, length);
+  const validity = new ValidityBitmap(spec, length, memory);
   // Called after the values are filled: the validity is only known then.
   const props = () => ({ length, nullCount: validity.nullCount, nullBitmap: validity.buffer });
   const type = spec.type;
@@ -34,15 +36,17 @@ export function fixedWidthColumn(
     case 'int64': {
       const data =
         key === undefined && values instanceof BigInt64Array
-          ? values.slice()
-          : int64s(spec, values, key, validity);
+          ? copied(memory.bigInt64(length), values)
+          : int64s(memory, spec, values, key, validity);
       return makeData({ type: new Int64(), ...props(), data });
     }
     case 'timestamp': {
       const data =
         key === undefined && values instanceof BigInt64Array
-          ? values.slice()
-          : int64s(spec, values, key, validity, (v, r) => toTimestamp(v, spec, type.unit, r));
+          ? copied(memory.bigInt64(length), values)
+          : int64s(memory, spec, values, key, validity, (v, r) =>
+              toTimestamp(v, spec, type.unit, r),
+            );
       const arrow =
         type.unit === 'us' ? new TimestampMicrosecond('UTC') : new TimestampNanosecond('UTC');
       return makeData({ type: arrow, ...props(), data });
@@ -50,26 +54,26 @@ export function fixedWidthColumn(
     case 'int32': {
       const data =
         key === undefined && values instanceof Int32Array
-          ? values.slice()
-          : int32s(spec, values, key, validity, toInt32);
+          ? copied(memory.int32(length), values)
+          : int32s(memory, spec, values, key, validity, toInt32);
       return makeData({ type: new Int32(), ...props(), data });
     }
     case 'date32': {
       const data =
         key === undefined && values instanceof Int32Array
-          ? values.slice()
-          : int32s(spec, values, key, validity, toDate32);
+          ? copied(memory.int32(length), values)
+          : int32s(memory, spec, values, key, validity, toDate32);
       return makeData({ type: new DateDay(), ...props(), data });
     }
     case 'float64': {
       const data =
         key === undefined && values instanceof Float64Array
-          ? values.slice()
-          : float64s(spec, values, key, validity);
+          ? copied(memory.float64(length), values)
+          : float64s(memory, spec, values, key, validity);
       return makeData({ type: new Float64(), ...props(), data });
     }
     case 'boolean': {
-      const data = booleans(spec, values, key, validity);
+      const data = booleans(memory, spec, values, key, validity);
       return makeData({ type: new Bool(), ...props(), data });
     }
     case 'utf8':
@@ -86,14 +90,21 @@ const INT64_MAX = 2n ** 63n - 1n;
 
 type Convert<T> = (value: unknown, row: number) => T;
 
+/** `into`, holding a copy of `from` (the same length): one memcpy. */
+function copied<T extends BigInt64Array | Int32Array | Float64Array>(into: T, from: T): T {
+  into.set(from as never);
+  return into;
+}
+
 function int64s(
+  memory: ColumnMemory,
   spec: FieldSpec,
   values: ArrayLike<unknown>,
   key: string | undefined,
   validity: ValidityBitmap,
   convert: Convert<bigint> = (v, r) => toInt64(v, spec, r),
 ): BigInt64Array {
-  const out = new BigInt64Array(values.length);
+  const out = memory.bigInt64(values.length);
   for (let row = 0; row < values.length; row++) {
     const v = key === undefined ? values[row] : (values[row] as Fields)[key];
     if (v === null || v === undefined) validity.setNull(row, v);
@@ -104,13 +115,14 @@ function int64s(
 }
 
 function int32s(
+  memory: ColumnMemory,
   spec: FieldSpec,
   values: ArrayLike<unknown>,
   key: string | undefined,
   validity: ValidityBitmap,
   convert: (value: unknown, spec: FieldSpec, row: number) => number,
 ): Int32Array {
-  const out = new Int32Array(values.length);
+  const out = memory.int32(values.length);
   for (let row = 0; row < values.length; row++) {
     const v = key === undefined ? values[row] : (values[row] as Fields)[key];
     if (v === null || v === undefined) validity.setNull(row, v);
@@ -120,12 +132,13 @@ function int32s(
 }
 
 function float64s(
+  memory: ColumnMemory,
   spec: FieldSpec,
   values: ArrayLike<unknown>,
   key: string | undefined,
   validity: ValidityBitmap,
 ) {
-  const out = new Float64Array(values.length);
+  const out = memory.float64(values.length);
   for (let row = 0; row < values.length; row++) {
     const v = key === undefined ? values[row] : (values[row] as Fields)[key];
     if (typeof v === 'number') out[row] = v;
@@ -136,12 +149,13 @@ function float64s(
 }
 
 function booleans(
+  memory: ColumnMemory,
   spec: FieldSpec,
   values: ArrayLike<unknown>,
   key: string | undefined,
   validity: ValidityBitmap,
 ) {
-  const out = new Uint8Array((values.length + 7) >> 3);
+  const out = memory.bytes((values.length + 7) >> 3);
   for (let row = 0; row < values.length; row++) {
     const v = key === undefined ? values[row] : (values[row] as Fields)[key];
     if (v === null || v === undefined) validity.setNull(row, v);

@@ -1,5 +1,6 @@
 import { RecordIdHasher, RECORD_ID_BYTES, ThalwegError } from '@thalweg/connector-core';
 import { Binary, makeData, Utf8, type Data } from 'apache-arrow';
+import { freshMemory, type ColumnMemory } from './column-memory.js';
 import { ArrowBatchError, type ArrowErrorCode } from './errors.js';
 
 /**
@@ -29,6 +30,7 @@ export function recordIdColumn(
   provenance: RecordProvenance,
   rows: number,
   field: string,
+  memory: ColumnMemory = freshMemory,
 ): Data {
   if (provenance.offsets.length !== rows || provenance.payloads.length !== rows) {
     fail(
@@ -46,9 +48,9 @@ export function recordIdColumn(
     return fail('TWG_ARROW_INPUT_INVALID', field, undefined, reason(cause), cause);
   }
   const width = encoding === 'hex' ? 2 * RECORD_ID_BYTES : RECORD_ID_BYTES;
-  const data = new Uint8Array(rows * width);
+  const data = memory.bytes(rows * width);
   const out = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-  const valueOffsets = new Int32Array(rows + 1);
+  const valueOffsets = memory.int32(rows + 1);
   for (let row = 0; row < rows; row++) {
     const payload = provenance.payloads[row];
     if (!(payload instanceof Uint8Array)) {

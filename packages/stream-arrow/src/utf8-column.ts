@@ -1,5 +1,6 @@
 import { makeData, Utf8, type Data } from 'apache-arrow';
 import type { FieldSpec } from './batch-schema.js';
+import { freshMemory, type ColumnMemory } from './column-memory.js';
 import { toUtf8 } from './column-values.js';
 import { ArrowBatchError } from './errors.js';
 import { ValidityBitmap } from './validity-bitmap.js';
@@ -21,17 +22,18 @@ export function utf8Column(
   spec: FieldSpec,
   values: ArrayLike<unknown>,
   key: string | undefined,
+  memory: ColumnMemory = freshMemory,
 ): Data<Utf8> {
   const length = values.length;
-  const validity = new ValidityBitmap(spec, length);
-  const valueOffsets = new Int32Array(length + 1);
-  let data: Buffer = Buffer.allocUnsafe(Math.max(64, length * 16));
+  const validity = new ValidityBitmap(spec, length, memory);
+  const valueOffsets = memory.int32(length + 1);
+  let data: Buffer = memory.growable(Math.max(64, length * 16));
   let at = 0;
   for (let row = 0; row < length; row++) {
     const v = key === undefined ? values[row] : (values[row] as Fields)[key];
     if (typeof v === 'string') {
       const chars = v.length;
-      if (at + chars * 3 > data.length) data = grow(data, at, v, spec, row);
+      if (at + chars * 3 > data.length) data = grow(memory, data, at, v, spec, row);
       let i = 0;
       if (chars <= NATIVE_FROM) {
         for (; i < chars; i++) {
@@ -54,9 +56,7 @@ export function utf8Column(
     nullCount: validity.nullCount,
     nullBitmap: validity.buffer,
     valueOffsets,
-    // A copy of exactly the bytes written, so the batch does not pin the
-    // over-allocated scratch buffer.
-    data: new Uint8Array(data.subarray(0, at)),
+    data: memory.keep(data, at),
   });
 }
 
@@ -65,7 +65,14 @@ export function utf8Column(
  * most any unit encodes to), so a write can never be truncated; near the
  * i32 limit the exact length decides, so a column that fits is never refused.
  */
-function grow(data: Buffer, used: number, value: string, spec: FieldSpec, row: number): Buffer {
+function grow(
+  memory: ColumnMemory,
+  data: Buffer,
+  used: number,
+  value: string,
+  spec: FieldSpec,
+  row: number,
+): Buffer {
   let needed = used + value.length * 3;
   if (needed > MAX_BYTES) {
     needed = used + Buffer.byteLength(value, 'utf8');
@@ -77,7 +84,7 @@ function grow(data: Buffer, used: number, value: string, spec: FieldSpec, row: n
       );
     }
   }
-  const next = Buffer.allocUnsafe(Math.min(MAX_BYTES, Math.max(needed, data.length * 2)));
+  const next = memory.growable(Math.min(MAX_BYTES, Math.max(needed, data.length * 2)));
   data.copy(next, 0, 0, used);
   return next;
 }

@@ -1,4 +1,5 @@
 import type { FieldSpec } from './batch-schema.js';
+import { freshMemory, type ColumnMemory } from './column-memory.js';
 import { ArrowBatchError } from './errors.js';
 
 /**
@@ -13,6 +14,7 @@ export class ValidityBitmap {
   constructor(
     private readonly spec: FieldSpec,
     private readonly length: number,
+    private readonly memory: ColumnMemory = freshMemory,
   ) {}
 
   /**
@@ -27,7 +29,7 @@ export class ValidityBitmap {
         { field: this.spec.name, row },
       );
     }
-    if (this.bits === undefined) this.bits = allValid(this.length);
+    if (this.bits === undefined) this.bits = allValid(this.memory, this.length);
     this.bits[row >> 3] = (this.bits[row >> 3] ?? 0) & ~(1 << (row & 7));
     this.nulls++;
   }
@@ -42,8 +44,8 @@ export class ValidityBitmap {
 }
 
 /** Every bit of `length` rows set; the padding bits after the last row stay 0. */
-function allValid(length: number): Uint8Array {
-  const bits = new Uint8Array((length + 7) >> 3).fill(0xff);
+function allValid(memory: ColumnMemory, length: number): Uint8Array {
+  const bits = memory.bytes((length + 7) >> 3).fill(0xff);
   const tail = length & 7;
   if (tail !== 0) bits[bits.length - 1] = (1 << tail) - 1;
   return bits;

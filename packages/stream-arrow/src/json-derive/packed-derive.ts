@@ -6,7 +6,6 @@ import {
 } from '@thalweg/connector-core';
 import { BatchBuilder, type Row } from '../batch-builder.js';
 import { BatchSchema, type BatchSchemaDefinition } from '../batch-schema.js';
-import { encodeIpcStream } from '../ipc-stream.js';
 import { jsonRow, type JsonFields, type RecordMeta } from './json-fields.js';
 
 /** What a JSON derivation is declared with: all of it plain data, so a worker can take it. */
@@ -88,7 +87,8 @@ export class JsonDeriver {
       this.builder.schema.recordId === 'none'
         ? undefined
         : { cluster: this.plan.cluster, topic, partition, offsets, payloads };
-    const ipc = encodeIpcStream(this.builder.fromRows(rows, provenance));
+    // Built in the builder's arena, batch after batch: one fresh allocation, the message.
+    const ipc = this.builder.encodeRows(rows, provenance);
     return { ipc: ipc as Uint8Array<ArrayBuffer>, rows: rows.length, quarantined };
   }
 }
