@@ -1,8 +1,6 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { fromJson } from '@thalweg/connector-core';
 import { openTopology } from '@thalweg/pipeline';
 import { postgres } from '@thalweg/sink-postgres';
@@ -13,6 +11,7 @@ import { BatchSchema, column } from '@thalweg/stream-arrow';
 import { uniqueName, postgresUrl } from '@thalweg/test-services';
 import pg from 'pg';
 import { emit } from './bench-source.js';
+import { childTopic, inChild } from './topology-child.js';
 import {
   bareConsumerRate,
   benchBrokers,
@@ -46,8 +45,8 @@ const PARTITIONS = 4;
 const BUDGET = 128 * 1024 * 1024;
 const kafkaClient = benchKafka(brokers);
 /** The child that runs the topology is given the topic; the parent makes it. */
-const child = process.argv[2] === '--topology';
-const topic = child ? (process.argv[3] ?? '') : `bench-e2e-full-${Date.now().toString(36)}`;
+const child = childTopic() !== null;
+const topic = childTopic() ?? `bench-e2e-full-${Date.now().toString(36)}`;
 
 interface Payload {
   readonly n: number;
@@ -177,27 +176,12 @@ async function topologyRun() {
 
 type TopologyResult = Awaited<ReturnType<typeof topologyRun>>;
 
-/** This file again, with `--topology <topic>`: the topology's result as one JSON line on stdout. */
-async function inChild(): Promise<TopologyResult> {
-  const out: Buffer[] = [];
-  const run = spawn(process.execPath, [fileURLToPath(import.meta.url), '--topology', topic], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  run.stdout.on('data', (chunk: Buffer) => out.push(chunk));
-  const code = await new Promise<number | null>((resolve, reject) => {
-    run.on('error', reject);
-    run.on('exit', resolve);
-  });
-  if (code !== 0) throw new Error(`the topology run ended with exit code ${String(code)}`);
-  return JSON.parse(Buffer.concat(out).toString()) as TopologyResult;
-}
-
 if (child) {
   process.stdout.write(`${JSON.stringify(await topologyRun())}\n`);
 } else {
   await produceBacklog(kafkaClient, topic, RECORDS, RECORD_BYTES, PARTITIONS);
   const bare = await bareConsumerRate(kafkaClient, topic, RECORDS);
-  const full = await inChild();
+  const full = await inChild<TopologyResult>(import.meta.url, topic);
   emit({
     bench: 'kafka-e2e-full',
     records: RECORDS,

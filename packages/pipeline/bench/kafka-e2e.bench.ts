@@ -7,6 +7,7 @@ import { Pipeline } from '@thalweg/pipeline';
 import { RawSegmentSink } from '@thalweg/sink-files';
 import { kafkaSource } from '@thalweg/source-kafka';
 import { emit } from './bench-source.js';
+import { childTopic, inChild } from './topology-child.js';
 import {
   bareConsumerRate,
   benchBrokers,
@@ -19,7 +20,8 @@ import {
  * Kafka -> pipeline -> durable raw segments, against a bare kafkajs eachBatch
  * consumer reading the same topic in the same run. The backlog is produced
  * first, so both read a deep backlog as fast as they can; the pipeline runs
- * with a 128 MiB byte budget and its RSS is sampled throughout.
+ * with a 128 MiB byte budget, in a child process of its own
+ * (topology-child.ts), and its RSS is sampled throughout.
  *
  * THALWEG_BENCH_RECORDS sets the backlog (default 2,000,000 records of 256
  * bytes, 512 MB: as large as the RSS bound, four times the budget).
@@ -30,7 +32,7 @@ const RECORD_BYTES = 256;
 const PARTITIONS = 4;
 const BUDGET = 128 * 1024 * 1024;
 const kafka = benchKafka(brokers);
-const topic = `bench-e2e-${Date.now().toString(36)}`;
+const topic = childTopic() ?? `bench-e2e-${Date.now().toString(36)}`;
 
 async function pipelineRun(): Promise<{ recS: number; rssMaxMb: number; segments: number }> {
   const dir = await mkdtemp(join(tmpdir(), 'twg-bench-e2e-'));
@@ -92,21 +94,27 @@ async function pipelineRun(): Promise<{ recS: number; rssMaxMb: number; segments
   }
 }
 
-await produceBacklog(kafka, topic, RECORDS, RECORD_BYTES, PARTITIONS);
-const bare = await bareConsumerRate(kafka, topic, RECORDS);
-const piped = await pipelineRun();
-emit({
-  bench: 'kafka-e2e',
-  records: RECORDS,
-  record_bytes: RECORD_BYTES,
-  partitions: PARTITIONS,
-  backlog_mb: Math.round((RECORDS * RECORD_BYTES) / (1024 * 1024)),
-  byte_budget_mb: BUDGET / (1024 * 1024),
-  pipeline_rec_s: Math.round(piped.recS),
-  bare_consumer_rec_s: Math.round(bare),
-  ratio: Number((piped.recS / bare).toFixed(3)),
-  rss_mb_max: piped.rssMaxMb,
-  target_ratio: 0.9,
-  target_rss_mb: 512,
-});
-await deleteTopic(kafka, topic);
+type PipelineResult = Awaited<ReturnType<typeof pipelineRun>>;
+
+if (childTopic() !== null) {
+  process.stdout.write(`${JSON.stringify(await pipelineRun())}\n`);
+} else {
+  await produceBacklog(kafka, topic, RECORDS, RECORD_BYTES, PARTITIONS);
+  const bare = await bareConsumerRate(kafka, topic, RECORDS);
+  const piped = await inChild<PipelineResult>(import.meta.url, topic);
+  emit({
+    bench: 'kafka-e2e',
+    records: RECORDS,
+    record_bytes: RECORD_BYTES,
+    partitions: PARTITIONS,
+    backlog_mb: Math.round((RECORDS * RECORD_BYTES) / (1024 * 1024)),
+    byte_budget_mb: BUDGET / (1024 * 1024),
+    pipeline_rec_s: Math.round(piped.recS),
+    bare_consumer_rec_s: Math.round(bare),
+    ratio: Number((piped.recS / bare).toFixed(3)),
+    rss_mb_max: piped.rssMaxMb,
+    target_ratio: 0.9,
+    target_rss_mb: 512,
+  });
+  await deleteTopic(kafka, topic);
+}
