@@ -66,19 +66,23 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
+/** Derives `batch` as the child does and has the durable fake server acknowledge it; what it then holds. */
+async function acknowledged(batch: SourceBatch) {
+  const derived = toZerobusBatch(batch);
+  if (derived.batch === null) throw new Error('no rows derived');
+  const server = harnessZerobusFactory(dir, [], () => undefined);
+  const stream = await server.factory.open(SPEC);
+  await stream.waitForOffset(await stream.submit(encodeIpcStream(derived.batch)));
+  await stream.close();
+  await server.close();
+  return { quarantined: derived.quarantined, zerobus: await readZerobus(dir) };
+}
+
 describe('the Zerobus secondary of the harness', () => {
   it('derives rows whose record ids are the ones the audit recomputes from raw', async () => {
     const batch = sourceBatch(10, 13);
-    const derived = toZerobusBatch(batch);
-    expect(derived.quarantined).toMatchObject([{ offset: 13, reason: 'decode' }]);
-    if (derived.batch === null) throw new Error('no rows derived');
-    const server = harnessZerobusFactory(dir, [], () => undefined);
-    const stream = await server.factory.open(SPEC);
-    await stream.waitForOffset(await stream.submit(encodeIpcStream(derived.batch)));
-    await stream.close();
-    await server.close();
-
-    const zerobus = await readZerobus(dir);
+    const { quarantined, zerobus } = await acknowledged(batch);
+    expect(quarantined).toMatchObject([{ offset: 13, reason: 'decode' }]);
     const raw = rawOf(batch);
     const ids = [10, 11, 12].map((o) => raw.records[1]?.get(o)?.recordId);
     expect([...zerobus.recordIds].sort()).toEqual([...ids].sort());
@@ -102,14 +106,7 @@ describe('the Zerobus secondary of the harness', () => {
     // The child died after Zerobus acknowledged [10, 13) and before raw made
     // 12 durable: raw holds 10 and 11, the run produced 10..12.
     const batch = sourceBatch(10, 13);
-    const derived = toZerobusBatch(batch);
-    if (derived.batch === null) throw new Error('no rows derived');
-    const server = harnessZerobusFactory(dir, [], () => undefined);
-    const stream = await server.factory.open(SPEC);
-    await stream.waitForOffset(await stream.submit(encodeIpcStream(derived.batch)));
-    await stream.close();
-    await server.close();
-    const zerobus = await readZerobus(dir);
+    const { zerobus } = await acknowledged(batch);
     const raw = rawOf({ ...batch, records: batch.records.filter((r) => r.offset < 12) });
     const produced = {
       topic: TOPIC,

@@ -25,6 +25,20 @@ async function afterCrash() {
   return { coverage, stored };
 }
 
+/** Where a resumable stream's source is sought when the pipeline opens over `afterCrash`'s raw. */
+async function resumableSeeks(stored: Awaited<ReturnType<typeof afterCrash>>) {
+  const source = Object.assign(new MemoryStoreSource(logsOf('t', 1, 30), 5), {
+    origin: { kind: 'non-replayable', resumable: true } as const,
+  });
+  await Pipeline.open({
+    source,
+    coverage: stored.coverage,
+    log: () => undefined,
+    primaryRaw: (c) => new MemoryRawSink(c, [], 'raw', stored.stored),
+  });
+  return source.seeks;
+}
+
 describe('a stream that cannot rewind, started again', () => {
   it('numbers its rows on from past what raw holds, not from the lagging cursor', async () => {
     const { coverage, stored } = await afterCrash();
@@ -48,36 +62,17 @@ describe('a stream that cannot rewind, started again', () => {
   });
 
   it('asks a resumable one for the row after what raw holds, keeping its cursor (ADR 0043)', async () => {
-    const { coverage, stored } = await afterCrash();
-    const source = Object.assign(new MemoryStoreSource(logsOf('t', 1, 30), 5), {
-      origin: { kind: 'non-replayable', resumable: true } as const,
-    });
-    await Pipeline.open({
-      source,
-      coverage,
-      log: () => undefined,
-      primaryRaw: (c) => new MemoryRawSink(c, [], 'raw', stored),
-    });
     // Raw holds [0, 20): the producer would send 10..19 again, each a second copy.
-    expect(source.seeks).toEqual([
+    expect(await resumableSeeks(await afterCrash())).toEqual([
       { partition: P0, cursor: { kind: 'log-offset', nextOffset: 20 } },
     ]);
   });
 
   it('resumes a resumable one at a hole in raw past its cursor, not beyond it', async () => {
-    const { coverage, stored } = await afterCrash();
-    stored.get(partitionKey(P0))?.delete(15);
-    stored.get(partitionKey(P0))?.delete(16);
-    const source = Object.assign(new MemoryStoreSource(logsOf('t', 1, 30), 5), {
-      origin: { kind: 'non-replayable', resumable: true } as const,
-    });
-    await Pipeline.open({
-      source,
-      coverage,
-      log: () => undefined,
-      primaryRaw: (c) => new MemoryRawSink(c, [], 'raw', stored),
-    });
-    expect(source.seeks).toEqual([
+    const crashed = await afterCrash();
+    crashed.stored.get(partitionKey(P0))?.delete(15);
+    crashed.stored.get(partitionKey(P0))?.delete(16);
+    expect(await resumableSeeks(crashed)).toEqual([
       { partition: P0, cursor: { kind: 'log-offset', nextOffset: 15 } },
     ]);
   });
