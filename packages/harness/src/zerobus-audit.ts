@@ -2,6 +2,7 @@ import { RecordIdHasher } from '@thalweg/connector-core';
 import { readFakeServerBatches } from '@thalweg/sink-zerobus';
 import { decodeIpcStream } from '@thalweg/stream-arrow';
 import { HarnessError } from './errors.js';
+import type { HarnessSource } from './harness-source.js';
 import { CLUSTER } from './harness-topology.js';
 import type { RawContents } from './raw-audit.js';
 import { RECORD_ID_COLUMN, zerobusDir } from './zerobus-topology.js';
@@ -60,10 +61,7 @@ export async function readZerobus(dir: string): Promise<ZerobusContents> {
 export function heldByZerobus(
   raw: RawContents,
   zerobus: ZerobusContents,
-  produced: {
-    readonly topic: string;
-    payloadAt(partition: number, offset: number): string | undefined;
-  },
+  produced: Pick<HarnessSource, 'topic' | 'payloadAt'>,
 ): (partition: number, offset: number) => boolean {
   const hashers = new Map<number, RecordIdHasher>();
   const producedId = (partition: number, offset: number): string | null => {

@@ -10,15 +10,8 @@ import { kafka } from '@thalweg/source-kafka';
 import { BatchSchema, column } from '@thalweg/stream-arrow';
 import { uniqueName, postgresUrl } from '@thalweg/test-services';
 import pg from 'pg';
-import { emit } from './bench-source.js';
-import { childTopic, inChild } from './topology-child.js';
-import {
-  bareConsumerRate,
-  benchBrokers,
-  benchKafka,
-  deleteTopic,
-  produceBacklog,
-} from './kafka-backlog.js';
+import { againstBareConsumer, childTopic } from './topology-child.js';
+import { benchBrokers, benchKafka } from './kafka-backlog.js';
 
 /**
  * The realistic topology against a bare kafkajs eachBatch consumer of the
@@ -45,7 +38,6 @@ const PARTITIONS = 4;
 const BUDGET = 128 * 1024 * 1024;
 const kafkaClient = benchKafka(brokers);
 /** The child that runs the topology is given the topic; the parent makes it. */
-const child = childTopic() !== null;
 const topic = childTopic() ?? `bench-e2e-full-${Date.now().toString(36)}`;
 
 interface Payload {
@@ -174,25 +166,18 @@ async function topologyRun() {
   }
 }
 
-type TopologyResult = Awaited<ReturnType<typeof topologyRun>>;
-
-if (child) {
-  process.stdout.write(`${JSON.stringify(await topologyRun())}\n`);
-} else {
-  await produceBacklog(kafkaClient, topic, RECORDS, RECORD_BYTES, PARTITIONS);
-  const bare = await bareConsumerRate(kafkaClient, topic, RECORDS);
-  const full = await inChild<TopologyResult>(import.meta.url, topic);
-  emit({
-    bench: 'kafka-e2e-full',
-    records: RECORDS,
-    record_bytes: RECORD_BYTES,
-    partitions: PARTITIONS,
+await againstBareConsumer({
+  moduleUrl: import.meta.url,
+  bench: 'kafka-e2e-full',
+  kafka: kafkaClient,
+  topic,
+  records: RECORDS,
+  recordBytes: RECORD_BYTES,
+  partitions: PARTITIONS,
+  budgetBytes: BUDGET,
+  run: topologyRun,
+  more: (full) => ({
     secondaries: ['zerobus-fake', 'postgres'],
-    byte_budget_mb: BUDGET / (1024 * 1024),
-    pipeline_rec_s: Math.round(full.recS),
-    bare_consumer_rec_s: Math.round(bare),
-    ratio: Number((full.recS / bare).toFixed(3)),
-    rss_mb_max: full.rssMaxMb,
     rss_mb_at_start: full.rssAtStartMb,
     at_rss_max: full.atMax,
     flow_states: full.flowStates,
@@ -201,6 +186,5 @@ if (child) {
     quarantined: full.quarantined,
     target_ratio: 0.5,
     target_rss_mb: 512,
-  });
-  await deleteTopic(kafkaClient, topic);
-}
+  }),
+});

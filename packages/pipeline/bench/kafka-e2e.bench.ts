@@ -6,15 +6,8 @@ import { LevelDbCoverage } from '@thalweg/offset-store/leveldb';
 import { Pipeline } from '@thalweg/pipeline';
 import { RawSegmentSink } from '@thalweg/sink-files';
 import { kafkaSource } from '@thalweg/source-kafka';
-import { emit } from './bench-source.js';
-import { childTopic, inChild } from './topology-child.js';
-import {
-  bareConsumerRate,
-  benchBrokers,
-  benchKafka,
-  deleteTopic,
-  produceBacklog,
-} from './kafka-backlog.js';
+import { againstBareConsumer, childTopic } from './topology-child.js';
+import { benchBrokers, benchKafka } from './kafka-backlog.js';
 
 /**
  * Kafka -> pipeline -> durable raw segments, against a bare kafkajs eachBatch
@@ -94,27 +87,19 @@ async function pipelineRun(): Promise<{ recS: number; rssMaxMb: number; segments
   }
 }
 
-type PipelineResult = Awaited<ReturnType<typeof pipelineRun>>;
-
-if (childTopic() !== null) {
-  process.stdout.write(`${JSON.stringify(await pipelineRun())}\n`);
-} else {
-  await produceBacklog(kafka, topic, RECORDS, RECORD_BYTES, PARTITIONS);
-  const bare = await bareConsumerRate(kafka, topic, RECORDS);
-  const piped = await inChild<PipelineResult>(import.meta.url, topic);
-  emit({
-    bench: 'kafka-e2e',
-    records: RECORDS,
-    record_bytes: RECORD_BYTES,
-    partitions: PARTITIONS,
+await againstBareConsumer({
+  moduleUrl: import.meta.url,
+  bench: 'kafka-e2e',
+  kafka,
+  topic,
+  records: RECORDS,
+  recordBytes: RECORD_BYTES,
+  partitions: PARTITIONS,
+  budgetBytes: BUDGET,
+  run: pipelineRun,
+  more: () => ({
     backlog_mb: Math.round((RECORDS * RECORD_BYTES) / (1024 * 1024)),
-    byte_budget_mb: BUDGET / (1024 * 1024),
-    pipeline_rec_s: Math.round(piped.recS),
-    bare_consumer_rec_s: Math.round(bare),
-    ratio: Number((piped.recS / bare).toFixed(3)),
-    rss_mb_max: piped.rssMaxMb,
     target_ratio: 0.9,
     target_rss_mb: 512,
-  });
-  await deleteTopic(kafka, topic);
-}
+  }),
+});
