@@ -20,6 +20,7 @@ export const CORE_ERROR_CODES = [
   'TWG_SINK_FATAL_CONFIG',
   'TWG_DELIVERY_ENDED',
   'TWG_DELIVERY_OUT_OF_ORDER',
+  'TWG_RECORD_INVALID',
 ] as const;
 
 export type CoreErrorCode = (typeof CORE_ERROR_CODES)[number];

@@ -21,3 +21,4 @@ export * from './parts/index.js';
 export * from './telemetry/index.js';
 export * from './source-support/index.js';
 export * from './off-thread/index.js';
+export * from './columns/index.js';

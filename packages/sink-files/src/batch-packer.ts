@@ -1,20 +1,22 @@
-import { RecordIdHasher, type SourceBatch, type SourceRecord } from '@thalweg/connector-core';
-import { NULL_LENGTH } from '@thalweg/stream-arrow';
+import {
+  columnarOf,
+  columnsProblem,
+  HEADERS_UNENCODABLE,
+  HeaderEncoder,
+  INT64_HI as HI,
+  INT64_LO as LO,
+  MAX_COLUMN_BYTES,
+  RecordIdHasher,
+  type ColumnarBatch,
+  type SourceBatch,
+  type SourceRecord,
+} from '@thalweg/connector-core';
 import { checkSourceBatch, checkSpan } from './batch-check.js';
 import type { BufferPool } from './buffer-pool.js';
 import { RawSinkError, reasonOf } from './errors.js';
 import { packLayout, type PackedBatch } from './packed-batch.js';
 
-/** Arrow's binary columns have i32 value offsets. */
-const MAX_COLUMN_BYTES = 0x7fffffff;
-/** With the u flag a surrogate pair is one code point, so this matches only unpaired ones. */
-const LONE_SURROGATE = /\p{Surrogate}/u;
-/** Header names seen and their encoded prefixes; cleared when full (names repeat in practice). */
-const HEADER_NAME_CACHE = 4096;
 const TWO_32 = 0x1_0000_0000;
-/** Which int32 of an int64 holds the low half, in the platform's byte order (Arrow's too). */
-const LO = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? 0 : 1;
-const HI = 1 - LO;
 
 /** A packed batch and what the receipt reports for it. */
 export interface Packed {
@@ -41,12 +43,9 @@ export interface Packed {
  * rather than by every secondary later.
  */
 export class BatchPacker {
-  private readonly headerNames = new Map<string, Uint8Array>();
-  private headerScratch = new Uint8Array(16 * 1024);
+  private readonly headers = new HeaderEncoder();
   private headerEnds = new Int32Array(1024);
   private readonly topicsChecked = new Set<string>();
-  /** Header name and value bytes of the batch being packed. */
-  private headerPayload = 0;
 
   constructor(
     private readonly cluster: string,
@@ -56,13 +55,15 @@ export class BatchPacker {
   pack(batch: SourceBatch): Packed {
     const span = checkSpan(batch.span, 'batch.span');
     this.checkTopic(span.topic);
+    const columnar = columnarOf(batch);
+    if (columnar !== null) return this.packColumns(columnar);
     const records: readonly SourceRecord[] = batch.records;
     if (!isArray(records)) return refuse(batch);
     const n = records.length;
     if (this.headerEnds.length < n + 1) this.headerEnds = new Int32Array(n + 1);
     const ends = this.headerEnds;
     ends[0] = 0;
-    this.headerPayload = 0;
+    this.headers.reset();
     let previous = -1;
     let keyBytes = 0;
     let valueBytes = 0;
@@ -95,13 +96,12 @@ export class BatchPacker {
       }
       const headers: unknown = r.headers;
       if (!isArray(headers)) return refuse(batch);
-      headerBytes = this.writeHeaders(
-        headers as readonly unknown[],
-        tombstone === true,
-        headerBytes,
-        batch,
-        offset,
-      );
+      headerBytes =
+        (headers as readonly unknown[]).length === 0 && tombstone !== true
+          ? headerBytes
+          : this.headers.write(headers as readonly unknown[], tombstone === true);
+      if (headerBytes === HEADERS_UNENCODABLE) return refuse(batch);
+      if (headerBytes < 0) throw columnTooLarge('headers', offset);
       ends[i + 1] = headerBytes;
     }
     if (keyBytes > MAX_COLUMN_BYTES) tooLarge(records, 'key');
@@ -146,7 +146,7 @@ export class BatchPacker {
       valueOffsets[i + 1] = v - at.values;
     }
     new Int32Array(buffer, at.headerOffsets, n + 1).set(ends.subarray(0, n + 1));
-    if (headerBytes > 0) bytes.set(this.headerScratch.subarray(0, headerBytes), at.headers);
+    if (headerBytes > 0) bytes.set(this.headers.written(), at.headers);
     return {
       batch: {
         span,
@@ -158,94 +158,45 @@ export class BatchPacker {
         bytes: at.total,
         buffer,
       },
-      payloadBytes: keyBytes + valueBytes + this.headerPayload,
+      payloadBytes: keyBytes + valueBytes + this.headers.payload,
     };
   }
 
   /**
-   * Encodes a record's headers (and its tombstone mark) at `at` of the
-   * scratch buffer (headers-codec.ts); returns the end. Allocates nothing
-   * for a record without headers. Small copies are byte loops: for a few
-   * bytes, a loop beats the fixed cost of TypedArray#set and DataView.
+   * A columnar batch (connector-core columnar-batch.ts): its columns are
+   * already raw's layout, so packing is whole regions copied into a pooled
+   * buffer, with no per-record work but the checks of its offsets and
+   * timestamps, the same checks the record path makes.
    */
-  private writeHeaders(
-    headers: readonly unknown[],
-    tombstone: boolean,
-    at: number,
-    batch: SourceBatch,
-    offset: number,
-  ): number {
-    let pos = at;
-    if (tombstone) {
-      if (pos + 4 > this.headerScratch.byteLength) this.growHeaders(pos + 4, offset);
-      this.writeLength(pos, NULL_LENGTH);
-      pos += 4;
+  private packColumns(batch: ColumnarBatch): Packed {
+    const span = batch.span;
+    const problem = columnsProblem(batch);
+    if (problem !== null) {
+      throw new RawSinkError('TWG_RAW_BATCH_INVALID', problem.reason, {
+        field: problem.field,
+        offset: problem.offset,
+      });
     }
-    const count = headers.length;
-    for (let h = 0; h < count; h++) {
-      const entry = headers[h];
-      if (!isArray(entry)) return refuse(batch);
-      const pair = entry as readonly unknown[];
-      const name = pair[0];
-      const value = pair[1];
-      if (pair.length !== 2 || typeof name !== 'string') return refuse(batch);
-      if (value !== null && !(value instanceof Uint8Array)) return refuse(batch);
-      const prefix = this.headerPrefix(name) ?? refuse(batch);
-      // Lengths in locals: a typed array's byteLength in a loop condition is
-      // a getter call per iteration (measured: 150 ns a header).
-      const prefixLength = prefix.byteLength;
-      const valueLength = value === null ? 0 : value.byteLength;
-      const end = pos + prefixLength + 4 + valueLength;
-      if (end > this.headerScratch.byteLength) this.growHeaders(end, offset);
-      const out = this.headerScratch;
-      for (let i = 0; i < prefixLength; i++) out[pos + i] = prefix[i] ?? 0;
-      pos += prefixLength;
-      this.writeLength(pos, value === null ? NULL_LENGTH : valueLength);
-      pos += 4;
-      if (value !== null) {
-        if (valueLength > 32) out.set(value, pos);
-        else for (let i = 0; i < valueLength; i++) out[pos + i] = value[i] ?? 0;
-      }
-      pos += valueLength;
-      this.headerPayload += prefixLength - 4 + valueLength;
-    }
-    return pos;
-  }
-
-  /** A u32 big-endian at `pos` of the header scratch (which has room for it). */
-  private writeLength(pos: number, n: number): void {
-    const out = this.headerScratch;
-    out[pos] = n >>> 24;
-    out[pos + 1] = n >>> 16;
-    out[pos + 2] = n >>> 8;
-    out[pos + 3] = n;
-  }
-
-  /**
-   * A header name's encoding as the codec starts an entry with it (u32 BE
-   * length, then UTF-8), or null when UTF-8 cannot encode it (a lone
-   * surrogate).
-   */
-  private headerPrefix(name: string): Uint8Array | null {
-    const known = this.headerNames.get(name);
-    if (known !== undefined) return known;
-    if (LONE_SURROGATE.test(name)) return null;
-    const utf8 = Buffer.from(name, 'utf8');
-    const prefix = Buffer.allocUnsafeSlow(4 + utf8.byteLength);
-    prefix.writeUInt32BE(utf8.byteLength, 0);
-    utf8.copy(prefix, 4);
-    if (this.headerNames.size >= HEADER_NAME_CACHE) this.headerNames.clear();
-    this.headerNames.set(name, prefix);
-    return prefix;
-  }
-
-  private growHeaders(needed: number, offset: number): void {
-    if (needed > MAX_COLUMN_BYTES) throw columnTooLarge('headers', offset);
-    const grown = new Uint8Array(
-      Math.min(MAX_COLUMN_BYTES, Math.max(needed, 2 * this.headerScratch.byteLength)),
-    );
-    grown.set(this.headerScratch);
-    this.headerScratch = grown;
+    const n = batch.count;
+    const keyBytes = batch.keyBytes();
+    const valueBytes = batch.valueBytes();
+    const headerBytes = batch.headerBytes();
+    const at = packLayout(n, keyBytes, valueBytes, headerBytes);
+    const buffer = this.pool.take(at.total);
+    const nullKeys = batch.writeColumns(buffer, at);
+    return {
+      batch: {
+        span,
+        count: n,
+        nullKeys,
+        keyBytes,
+        valueBytes,
+        headerBytes,
+        bytes: at.total,
+        buffer,
+      },
+      payloadBytes: keyBytes + valueBytes + batch.headerPayload(),
+    };
   }
 
   private checkTopic(topic: string): void {

@@ -50,7 +50,7 @@ export {
   headersProblem,
   readHeaders,
   type DecodedHeaders,
-} from './headers-codec.js';
+} from '@thalweg/connector-core';
 export { sourceBatchProblem, spanProblem, type SourceBatchProblem } from './source-batch-check.js';
 export {
   RAW_TABLE_COLUMNS,

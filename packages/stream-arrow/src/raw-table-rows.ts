@@ -1,4 +1,10 @@
-import type { OffsetSpan, SourceBatch, SourceRecord } from '@thalweg/connector-core';
+import {
+  encodeHeaders,
+  readHeaders,
+  type OffsetSpan,
+  type SourceBatch,
+  type SourceRecord,
+} from '@thalweg/connector-core';
 import {
   Binary,
   Field,
@@ -15,7 +21,6 @@ import {
   type Vector,
 } from 'apache-arrow';
 import { ArrowBatchError } from './errors.js';
-import { encodeHeaders, readHeaders } from './headers-codec.js';
 import { OffsetRuns } from './offset-runs.js';
 import { sourceBatchProblem } from './source-batch-check.js';
 

@@ -2,11 +2,11 @@ import {
   InvalidInputError,
   checkOffset,
   formatSpan,
+  headersProblem,
   offsetSpan,
   type SourceBatch,
   type SourceRecord,
 } from '@thalweg/connector-core';
-import { headersProblem } from './headers-codec.js';
 
 /** What is wrong with a source batch: the field (`batch.records[3].key`), why, and the record's offset when known. */
 export interface SourceBatchProblem {

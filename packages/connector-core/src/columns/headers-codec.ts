@@ -1,4 +1,4 @@
-import type { SourceHeader, SourceHeaders } from '@thalweg/connector-core';
+import type { SourceHeader, SourceHeaders } from '../source-headers.js';
 
 /**
  * A record's headers, and whether it is a tombstone, as one binary value:
@@ -56,6 +56,8 @@ export function headersProblem(headers: unknown): string | null {
 }
 
 const utf8 = new TextEncoder();
+/** Stateless between calls (no `stream` option), so one serves every read. */
+const decoder = new TextDecoder('utf-8', { fatal: true });
 
 /**
  * One record's headers (and tombstone mark) in this encoding. Check them
@@ -105,7 +107,6 @@ export interface DecodedHeaders {
 export function readHeaders(bytes: Uint8Array): DecodedHeaders {
   const headers: SourceHeader[] = [];
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const decoder = new TextDecoder('utf-8', { fatal: true });
   let pos = 0;
   const length = (what: string, nullable: boolean): number | null => {
     if (pos + 4 > bytes.byteLength) throw new Error(`headers end inside a ${what} length`);

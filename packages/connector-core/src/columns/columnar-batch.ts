@@ -1,0 +1,283 @@
+import type { OffsetSpan } from '../offset-span.js';
+import { NO_HEADERS } from '../source-headers.js';
+import type { SourceBatch, SourceRecord } from '../source.js';
+import { NULL_LENGTH, readHeaders } from './headers-codec.js';
+import {
+  columnsLayout,
+  readInt64,
+  type ColumnsLayout,
+  type RecordColumns,
+} from './record-columns.js';
+
+/** Typed views of one set of record columns, made once and shared by its slices. */
+interface ColumnViews {
+  readonly columns: RecordColumns;
+  readonly layout: ColumnsLayout;
+  /** Offsets, then timestamps: int64 as int32 pairs. */
+  readonly ints: Int32Array;
+  readonly keyOffsets: Int32Array;
+  readonly valueOffsets: Int32Array;
+  readonly headerOffsets: Int32Array;
+  readonly validity: Uint8Array;
+  readonly bytes: Uint8Array;
+}
+
+/**
+ * A source batch held as columns (record-columns.ts) rather than an object
+ * per record: what a source that decodes into buffers hands over, so that
+ * raw copies its regions whole (sink-files batch-packer.ts) and the ingest
+ * loop counts, sizes and cuts it without touching a record. `records` is
+ * made on first read, for whoever needs objects (a secondary's derivation,
+ * dedup), and kept; its keys and values are views into the columns.
+ *
+ * Only a `ColumnsWriter` makes one (it checks every record as it writes),
+ * and `slice` cuts one, so the offsets are safe integers, strictly
+ * increasing, inside the span.
+ */
+export class ColumnarBatch implements SourceBatch {
+  private made: readonly SourceRecord[] | null = null;
+
+  private constructor(
+    readonly span: OffsetSpan,
+    private readonly views: ColumnViews,
+    /** The rows of the columns this batch holds: `[from, to)`. */
+    readonly from: number,
+    readonly to: number,
+  ) {}
+
+  /** @internal The batch of every row of `columns` (columns-writer.ts). */
+  static over(span: OffsetSpan, columns: RecordColumns): ColumnarBatch {
+    return new ColumnarBatch(span, viewsOf(columns), 0, columns.count);
+  }
+
+  get count(): number {
+    return this.to - this.from;
+  }
+
+  /** The columns this batch reads (shared with its slices: rows `[from, to)` are its own). */
+  get columns(): RecordColumns {
+    return this.views.columns;
+  }
+
+  get records(): readonly SourceRecord[] {
+    if (this.made === null) {
+      const made: SourceRecord[] = new Array<SourceRecord>(this.count);
+      for (let i = 0; i < made.length; i++) made[i] = this.record(this.from + i);
+      this.made = made;
+    }
+    return this.made;
+  }
+
+  /** The offset of row `i` of this batch (0-based). */
+  offsetAt(i: number): number {
+    return readInt64(this.views.ints, this.from + i);
+  }
+
+  /** The timestamp of row `i` of this batch (0-based), ms since the epoch. */
+  timestampAt(i: number): number {
+    return readInt64(this.views.ints, this.views.columns.count + this.from + i);
+  }
+
+  /**
+   * The first binary column whose offsets go back or leave its region, by
+   * row of this batch, or null (columns-check.ts).
+   */
+  regionsProblem(): {
+    readonly field: string;
+    readonly row: number;
+    readonly reason: string;
+  } | null {
+    const v = this.views;
+    const { columns } = v;
+    for (const [field, offsets, length] of [
+      ['key', v.keyOffsets, columns.keyBytes],
+      ['value', v.valueOffsets, columns.valueBytes],
+      ['headers', v.headerOffsets, columns.headerBytes],
+    ] as const) {
+      for (let r = this.from; r < this.to; r++) {
+        const start = offsets[r] ?? 0;
+        const end = offsets[r + 1] ?? 0;
+        if (start < 0 || end < start || end > length) {
+          return {
+            field,
+            row: r - this.from,
+            reason: `the ${field} column's offsets [${start}, ${end}) of row ${r - this.from} leave its ${length} bytes`,
+          };
+        }
+      }
+    }
+    return null;
+  }
+
+  /** Key, value and encoded header bytes of row `i` of this batch. */
+  rowBytes(i: number): number {
+    const { keyOffsets, valueOffsets, headerOffsets } = this.views;
+    const r = this.from + i;
+    return (
+      (keyOffsets[r + 1] ?? 0) -
+      (keyOffsets[r] ?? 0) +
+      (valueOffsets[r + 1] ?? 0) -
+      (valueOffsets[r] ?? 0) +
+      (headerOffsets[r + 1] ?? 0) -
+      (headerOffsets[r] ?? 0)
+    );
+  }
+
+  /** Key, value and encoded header bytes of the whole batch. */
+  payloadBytes(): number {
+    return this.keyBytes() + this.valueBytes() + this.headerBytes();
+  }
+
+  keyBytes(): number {
+    return regionLength(this.views.keyOffsets, this.from, this.to);
+  }
+
+  valueBytes(): number {
+    return regionLength(this.views.valueOffsets, this.from, this.to);
+  }
+
+  headerBytes(): number {
+    return regionLength(this.views.headerOffsets, this.from, this.to);
+  }
+
+  /**
+   * Rows `[from, to)` of this batch (0-based) under `span`, which the caller
+   * has checked covers their offsets. No bytes are copied.
+   */
+  slice(from: number, to: number, span: OffsetSpan): ColumnarBatch {
+    if (!(from >= 0 && from <= to && to <= this.count)) {
+      throw new RangeError(`slice [${from}, ${to}) of a batch of ${this.count} rows`);
+    }
+    return new ColumnarBatch(span, this.views, this.from + from, this.from + to);
+  }
+
+  /**
+   * Writes this batch's rows as record columns into `target` (laid out by
+   * `columnsLayout` for them; raw's pool gives a buffer at least that long):
+   * whole regions copied, the binary offsets rebased to the slice. Returns
+   * how many keys are null.
+   */
+  writeColumns(target: ArrayBuffer, at: ColumnsLayout): number {
+    const v = this.views;
+    const { from, to } = this;
+    const n = to - from;
+    const out = new Uint8Array(target);
+    // Offsets and timestamps: two int64 runs.
+    out.set(v.bytes.subarray(8 * from, 8 * to), at.offsets);
+    const ts = v.layout.timestamps;
+    out.set(v.bytes.subarray(ts + 8 * from, ts + 8 * to), at.timestamps);
+    rebase(v.keyOffsets, from, to, new Int32Array(target, at.keyOffsets, n + 1));
+    rebase(v.valueOffsets, from, to, new Int32Array(target, at.valueOffsets, n + 1));
+    rebase(v.headerOffsets, from, to, new Int32Array(target, at.headerOffsets, n + 1));
+    copyRegion(v.bytes, v.layout.keys, v.keyOffsets, from, to, out, at.keys);
+    copyRegion(v.bytes, v.layout.values, v.valueOffsets, from, to, out, at.values);
+    copyRegion(v.bytes, v.layout.headers, v.headerOffsets, from, to, out, at.headers);
+    let nullKeys = 0;
+    if (v.columns.nullKeys > 0) {
+      const validity = new Uint8Array(target, at.validity, at.validityBytes);
+      validity.fill(0);
+      for (let i = 0; i < n; i++) {
+        const r = from + i;
+        if ((((v.validity[r >> 3] ?? 0) >> (r & 7)) & 1) === 1) {
+          validity[i >> 3] = (validity[i >> 3] ?? 0) | (1 << (i & 7));
+        } else {
+          nullKeys++;
+        }
+      }
+    }
+    return nullKeys;
+  }
+
+  /**
+   * Header name and value bytes of the batch, as a receipt reports them
+   * (the codec's lengths and tombstone marks left out).
+   */
+  headerPayload(): number {
+    const { bytes, layout, headerOffsets } = this.views;
+    const view = new DataView(bytes.buffer, bytes.byteOffset + layout.headers);
+    let payload = 0;
+    for (let r = this.from; r < this.to; r++) {
+      let pos = headerOffsets[r] ?? 0;
+      const end = headerOffsets[r + 1] ?? 0;
+      if (pos < end && view.getUint32(pos) === NULL_LENGTH) pos += 4;
+      while (pos < end) {
+        const name = view.getUint32(pos);
+        pos += 4 + name;
+        const value = view.getUint32(pos);
+        pos += 4;
+        const length = value === NULL_LENGTH ? 0 : value;
+        pos += length;
+        payload += name + length;
+      }
+    }
+    return payload;
+  }
+
+  private record(r: number): SourceRecord {
+    const v = this.views;
+    const n = v.columns.count;
+    const buffer = v.columns.buffer;
+    const keyNull = v.columns.nullKeys > 0 && (((v.validity[r >> 3] ?? 0) >> (r & 7)) & 1) === 0;
+    const k0 = v.keyOffsets[r] ?? 0;
+    const v0 = v.valueOffsets[r] ?? 0;
+    const h0 = v.headerOffsets[r] ?? 0;
+    const h1 = v.headerOffsets[r + 1] ?? 0;
+    const decoded =
+      h0 === h1
+        ? null
+        : readHeaders(v.bytes.subarray(v.layout.headers + h0, v.layout.headers + h1));
+    const record = {
+      offset: readInt64(v.ints, r),
+      key: keyNull
+        ? null
+        : Buffer.from(buffer, v.layout.keys + k0, (v.keyOffsets[r + 1] ?? 0) - k0),
+      value: Buffer.from(buffer, v.layout.values + v0, (v.valueOffsets[r + 1] ?? 0) - v0),
+      timestamp: readInt64(v.ints, n + r),
+      headers: decoded === null || decoded.headers.length === 0 ? NO_HEADERS : decoded.headers,
+    };
+    return decoded?.tombstone === true ? { ...record, tombstone: true } : record;
+  }
+}
+
+function viewsOf(columns: RecordColumns): ColumnViews {
+  const { count: n, buffer } = columns;
+  const layout = columnsLayout(n, columns.keyBytes, columns.valueBytes, columns.headerBytes);
+  return {
+    columns,
+    layout,
+    ints: new Int32Array(buffer, 0, 4 * n),
+    keyOffsets: new Int32Array(buffer, layout.keyOffsets, n + 1),
+    valueOffsets: new Int32Array(buffer, layout.valueOffsets, n + 1),
+    headerOffsets: new Int32Array(buffer, layout.headerOffsets, n + 1),
+    validity: new Uint8Array(buffer, layout.validity, layout.validityBytes),
+    bytes: new Uint8Array(buffer, 0, layout.total),
+  };
+}
+
+function regionLength(offsets: Int32Array, from: number, to: number): number {
+  return (offsets[to] ?? 0) - (offsets[from] ?? 0);
+}
+
+/** Offsets `[from, to]` less the first, into `out`. */
+function rebase(offsets: Int32Array, from: number, to: number, out: Int32Array): void {
+  const base = offsets[from] ?? 0;
+  if (base === 0) {
+    out.set(offsets.subarray(from, to + 1));
+    return;
+  }
+  for (let i = from; i <= to; i++) out[i - from] = (offsets[i] ?? 0) - base;
+}
+
+function copyRegion(
+  bytes: Uint8Array,
+  region: number,
+  offsets: Int32Array,
+  from: number,
+  to: number,
+  out: Uint8Array,
+  at: number,
+): void {
+  const start = offsets[from] ?? 0;
+  const end = offsets[to] ?? 0;
+  if (end > start) out.set(bytes.subarray(region + start, region + end), at);
+}

@@ -1,0 +1,232 @@
+import { InvalidInputError } from '../errors.js';
+import type { OffsetSpan } from '../offset-span.js';
+import type { SourceBatch } from '../source.js';
+import { ColumnarBatch } from './columnar-batch.js';
+import { HEADERS_UNENCODABLE, HeaderEncoder, MAX_COLUMN_BYTES } from './header-encoder.js';
+import { columnsLayout, writeInt64, type ColumnsLayout } from './record-columns.js';
+
+/** The sizes of a batch to write, summed by the source in a first pass over what it decoded. */
+export interface ColumnSizes {
+  readonly count: number;
+  readonly keyBytes: number;
+  readonly valueBytes: number;
+  /** Encoded header bytes: the sum of `headerBytes` over the records. */
+  readonly headerBytes: number;
+}
+
+/** What the writer is filling: the buffer, its views, and how far each region got. */
+interface Filling {
+  readonly sizes: ColumnSizes;
+  readonly at: ColumnsLayout;
+  readonly buffer: ArrayBuffer;
+  readonly bytes: Uint8Array;
+  readonly ints: Int32Array;
+  readonly keyOffsets: Int32Array;
+  readonly valueOffsets: Int32Array;
+  readonly headerOffsets: Int32Array;
+  readonly validity: Uint8Array;
+  row: number;
+  keys: number;
+  values: number;
+  nullKeys: number;
+  first: number;
+  previous: number;
+}
+
+/**
+ * Writes a source's records straight into record columns (record-columns.ts)
+ * and hands them over as one `ColumnarBatch`: no object per record, each key
+ * and value copied once, headers encoded as raw stores them. A source sums
+ * the sizes first (`headerBytes` for each record's headers), calls `begin`,
+ * `append`s every record, then `finish`es. One writer per source, reused
+ * batch after batch (it caches encoded header names); not re-entrant.
+ *
+ * Every record is checked as it is appended; a refusal names the field and
+ * the offset and leaves the writer ready for the next `begin`.
+ */
+export class ColumnsWriter {
+  private readonly headers = new HeaderEncoder();
+  private filling: Filling | null = null;
+
+  /** Encoded bytes of one record's headers and tombstone mark, for the sizes. */
+  headerBytes(headers: readonly unknown[], tombstone: boolean): number {
+    if (headers.length === 0 && !tombstone) return 0;
+    this.headers.reset();
+    const end = this.headers.write(headers, tombstone);
+    return end < 0 ? 0 : end;
+  }
+
+  begin(sizes: ColumnSizes): void {
+    const { count, keyBytes, valueBytes, headerBytes } = sizes;
+    for (const [field, n] of Object.entries(sizes)) {
+      if (!Number.isSafeInteger(n) || n < 0) refuse(field, undefined, `must be a count, not ${n}`);
+    }
+    for (const [field, n] of [
+      ['key', keyBytes],
+      ['value', valueBytes],
+      ['headers', headerBytes],
+    ] as const) {
+      if (n > MAX_COLUMN_BYTES) {
+        refuse(
+          field,
+          undefined,
+          `the batch's ${field} column would exceed ${MAX_COLUMN_BYTES} bytes (i32 offsets); deliver smaller batches`,
+        );
+      }
+    }
+    const at = columnsLayout(count, keyBytes, valueBytes, headerBytes);
+    const buffer = new ArrayBuffer(at.total);
+    this.headers.reset();
+    this.filling = {
+      sizes,
+      at,
+      buffer,
+      bytes: new Uint8Array(buffer),
+      ints: new Int32Array(buffer, 0, 4 * count),
+      keyOffsets: new Int32Array(buffer, at.keyOffsets, count + 1),
+      valueOffsets: new Int32Array(buffer, at.valueOffsets, count + 1),
+      headerOffsets: new Int32Array(buffer, at.headerOffsets, count + 1),
+      validity: new Uint8Array(buffer, at.validity, at.validityBytes),
+      row: 0,
+      keys: 0,
+      values: 0,
+      nullKeys: 0,
+      first: -1,
+      previous: -1,
+    };
+  }
+
+  /**
+   * Appends one record. `value` null is a tombstone (stored empty, marked in
+   * its headers). Offsets must be safe integers, strictly increasing;
+   * timestamps safe integers (ms since the epoch).
+   */
+  append(
+    offset: number,
+    timestamp: number,
+    key: Uint8Array | null,
+    value: Uint8Array | null,
+    headers: readonly unknown[],
+  ): void {
+    const f = this.filling ?? refuse('batch', offset, 'append before begin');
+    const i = f.row;
+    if (i >= f.sizes.count)
+      this.fail('batch', offset, `more records than the ${f.sizes.count} declared`);
+    if (!Number.isSafeInteger(offset) || offset < 0 || offset <= f.previous) {
+      this.fail('offset', offset, `must be a safe integer above the previous one (${f.previous})`);
+    }
+    if (!Number.isSafeInteger(timestamp))
+      this.fail('timestamp', offset, `${timestamp} is not a safe integer`);
+    if (i === 0) f.first = offset;
+    f.previous = offset;
+    writeInt64(f.ints, i, offset);
+    writeInt64(f.ints, f.sizes.count + i, timestamp);
+    if (key === null) {
+      f.nullKeys++;
+    } else {
+      if (f.keys + key.byteLength > f.sizes.keyBytes)
+        this.fail('key', offset, 'keys exceed the declared bytes');
+      f.bytes.set(key, f.at.keys + f.keys);
+      f.keys += key.byteLength;
+      f.validity[i >> 3] = (f.validity[i >> 3] ?? 0) | (1 << (i & 7));
+    }
+    f.keyOffsets[i + 1] = f.keys;
+    if (value !== null) {
+      if (f.values + value.byteLength > f.sizes.valueBytes) {
+        this.fail('value', offset, 'values exceed the declared bytes');
+      }
+      f.bytes.set(value, f.at.values + f.values);
+      f.values += value.byteLength;
+    }
+    f.valueOffsets[i + 1] = f.values;
+    const end =
+      headers.length === 0 && value !== null
+        ? (f.headerOffsets[i] ?? 0)
+        : this.headers.write(headers, value === null);
+    if (end === HEADERS_UNENCODABLE) {
+      this.fail(
+        'headers',
+        offset,
+        'must be [name, value] pairs: a string name UTF-8 can encode, a Uint8Array or null value',
+      );
+    }
+    if (end < 0 || end > f.sizes.headerBytes)
+      this.fail('headers', offset, 'headers exceed the declared bytes');
+    f.headerOffsets[i + 1] = end;
+    f.row = i + 1;
+  }
+
+  /** The batch of what was appended, under `span` (which must cover every offset). */
+  finish(span: OffsetSpan): ColumnarBatch {
+    const f = this.filling ?? refuse('batch', undefined, 'finish before begin');
+    this.filling = null;
+    const { count, keyBytes, valueBytes, headerBytes } = f.sizes;
+    const headers = f.headerOffsets[f.row] ?? 0;
+    if (
+      f.row !== count ||
+      f.keys !== keyBytes ||
+      f.values !== valueBytes ||
+      headers !== headerBytes
+    ) {
+      refuse(
+        'batch',
+        undefined,
+        `declared ${count} records of ${keyBytes}/${valueBytes}/${headerBytes} key/value/header bytes, ` +
+          `appended ${f.row} of ${f.keys}/${f.values}/${headers}`,
+      );
+    }
+    if (count > 0 && !covers(span, f)) {
+      refuse(
+        'span',
+        undefined,
+        `${span.topic}/${span.partition} [${span.start}, ${span.end}) does not cover the records`,
+      );
+    }
+    if (f.nullKeys === 0) f.validity.fill(0);
+    f.bytes.set(this.headers.written(), f.at.headers);
+    return ColumnarBatch.over(span, {
+      count,
+      nullKeys: f.nullKeys,
+      keyBytes,
+      valueBytes,
+      headerBytes,
+      bytes: f.at.total,
+      buffer: f.buffer,
+    });
+  }
+
+  /** A batch of record objects written as columns (tests, benches, a source holding objects anyway). */
+  write(batch: SourceBatch): ColumnarBatch {
+    const { records } = batch;
+    let keyBytes = 0;
+    let valueBytes = 0;
+    let headerBytes = 0;
+    for (const r of records) {
+      keyBytes += r.key?.byteLength ?? 0;
+      valueBytes += r.value.byteLength;
+      headerBytes += this.headerBytes(r.headers, r.tombstone === true);
+    }
+    this.begin({ count: records.length, keyBytes, valueBytes, headerBytes });
+    for (const r of records) {
+      this.append(r.offset, r.timestamp, r.key, r.tombstone === true ? null : r.value, r.headers);
+    }
+    return this.finish(batch.span);
+  }
+
+  private fail(field: string, offset: number, reason: string): never {
+    this.filling = null;
+    return refuse(field, offset, reason);
+  }
+}
+
+function covers(span: OffsetSpan, f: Filling): boolean {
+  return f.first >= span.start && f.previous < span.end;
+}
+
+function refuse(field: string, offset: number | undefined, reason: string): never {
+  throw new InvalidInputError(
+    'TWG_RECORD_INVALID',
+    field,
+    offset === undefined ? reason : `${reason} (offset ${offset})`,
+  );
+}
