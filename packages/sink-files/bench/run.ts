@@ -18,7 +18,11 @@
 // are cold in the CPU cache when submitted, and packing them costs more
 // than behind a live source, which hands over records it has just decoded.
 // One more worker line builds each batch just before submitting it
-// (source: fresh); its records/s includes that building.
+// (source: fresh); its records/s includes that building. Two more lines
+// (source: columnar) submit the same batches prebuilt as columns
+// (connector-core's ColumnarBatch), as a source that decodes into buffers
+// hands them over: raw then copies whole regions, with no per-record work
+// but integer checks.
 //
 // The checksums' cost (ADR 0014): one more worker line, the same runs with
 // and without CRC32C in back-to-back pairs of both orders; ratio_to_unchecked
@@ -44,7 +48,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  ColumnsWriter,
   NO_CONFIRM,
+  recordCount,
   offsetSpan,
   sinkId,
   type SourceBatch,
@@ -97,6 +103,16 @@ const fresh =
   (b) =>
     buildBatch(topic, b);
 
+/**
+ * Prebuilt as columns (connector-core's ColumnarBatch), as a source that
+ * decodes into buffers hands them over: raw copies regions, not records.
+ */
+function columnar(topic: string): Source {
+  const writer = new ColumnsWriter();
+  const built = Array.from({ length: COUNT }, (_, b) => writer.write(buildBatch(topic, b)));
+  return (b) => built[b] as SourceBatch;
+}
+
 /** CPU nanoseconds of the calling thread so far, or null where schedstat is missing. */
 const threadCpu: () => number | null = (() => {
   try {
@@ -123,7 +139,7 @@ async function submitAll(sink: RawSegmentSink, source: Source, serial: boolean) 
     const accepted = sink.submit(batch, batch.span, NO_CONFIRM);
     inSubmit += performance.now() - at;
     await accepted;
-    records += batch.records.length;
+    records += recordCount(batch);
     if (serial) await sink.flush();
     else await yieldToLoop();
   }
@@ -229,6 +245,8 @@ const pipelined = [
   ['inline', 'prebuilt', data],
   ['worker', 'prebuilt', data],
   ['worker', 'fresh', fresh('bench')],
+  ['inline', 'columnar', columnar('bench')],
+  ['worker', 'columnar', columnar('bench')],
 ] as const;
 for (const [writer, source, batches] of pipelined) {
   const piped = await median(warmup, batches, writer, false);
