@@ -1,5 +1,8 @@
 import {
+  columnarOf,
   headersSize,
+  recordCount,
+  type ColumnarBatch,
   type OffsetSpan,
   type SourceBatch,
   type SourceRecord,
@@ -27,15 +30,21 @@ const payloads = new WeakMap<SourceBatch, number>();
 export function payloadBytes(batch: SourceBatch): number {
   let bytes = payloads.get(batch);
   if (bytes !== undefined) return bytes;
-  bytes = 0;
-  for (const r of batch.records) bytes += payloadOf(r);
+  const columnar = columnarOf(batch);
+  if (columnar !== null) {
+    // Read off the columns: no record is made to count them.
+    bytes = columnar.payloadBytes();
+  } else {
+    bytes = 0;
+    for (const r of batch.records) bytes += payloadOf(r);
+  }
   payloads.set(batch, bytes);
   return bytes;
 }
 
 /** The batch's bytes as held: each record's payload plus its overhead (`recordBytes`, summed). */
 export function batchBytes(batch: SourceBatch): number {
-  return RECORD_OVERHEAD * batch.records.length + payloadBytes(batch);
+  return RECORD_OVERHEAD * recordCount(batch) + payloadBytes(batch);
 }
 
 export interface SplitLimits {
@@ -51,8 +60,12 @@ export interface SplitLimits {
  * a piece, so committing past them is still backed by the records around them.
  */
 export function splitBatch(batch: SourceBatch, limits: SplitLimits): SourceBatch[] {
+  if (recordCount(batch) <= limits.maxRecords && batchBytes(batch) <= limits.maxBytes) {
+    return [batch];
+  }
+  const columnar = columnarOf(batch);
+  if (columnar !== null) return splitColumns(columnar, limits);
   const { records } = batch;
-  if (records.length <= limits.maxRecords && batchBytes(batch) <= limits.maxBytes) return [batch];
   const pieces: SourceBatch[] = [];
   let from = 0;
   let bytes = 0;
@@ -80,4 +93,33 @@ function piece(batch: SourceBatch, from: number, to: number, first: boolean): So
     end: next === undefined ? batch.span.end : next.offset,
   };
   return { span, records };
+}
+
+/** `splitBatch` of a columnar batch: the same cut, read off its columns, as slices. */
+function splitColumns(batch: ColumnarBatch, limits: SplitLimits): SourceBatch[] {
+  const pieces: SourceBatch[] = [];
+  const n = batch.count;
+  let from = 0;
+  let bytes = 0;
+  const cut = (to: number) => {
+    const span: OffsetSpan = {
+      topic: batch.span.topic,
+      partition: batch.span.partition,
+      start: pieces.length === 0 ? batch.span.start : batch.offsetAt(from),
+      end: to === n ? batch.span.end : batch.offsetAt(to),
+    };
+    pieces.push(batch.slice(from, to, span));
+  };
+  for (let i = 0; i < n; i++) {
+    // Headers as encoded (their lengths too): at least what the piece's records hold.
+    const size = RECORD_OVERHEAD + batch.rowBytes(i);
+    if (i > from && (i - from >= limits.maxRecords || bytes + size > limits.maxBytes)) {
+      cut(i);
+      from = i;
+      bytes = 0;
+    }
+    bytes += size;
+  }
+  cut(n);
+  return pieces;
 }

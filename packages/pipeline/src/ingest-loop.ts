@@ -2,6 +2,7 @@ import {
   events,
   formatSpan,
   rawAnchor,
+  recordCount,
   type ReplayableSink,
   type Source,
   type SourceBatch,
@@ -71,13 +72,13 @@ async function readBatches(deps: IngestDeps, deduped: OrderedOffers<SourceBatch>
   for await (const batch of deps.source.batches(signal)) {
     if (failure.error !== null) throw failure.error;
     gating.counts.sourceBatches += 1;
-    gating.counts.sourceRecords += batch.records.length;
+    gating.counts.sourceRecords += recordCount(batch);
     // Counted with the records, here: a batch cut short by a revocation or
     // a stop() is still read, all of it.
     const bytes = batchBytes(batch);
     gating.counts.sourceBytes += bytes;
     if (events.batchRead.active) {
-      events.batchRead.publish({ span: batch.span, records: batch.records.length, bytes });
+      events.batchRead.publish({ span: batch.span, records: recordCount(batch), bytes });
     }
     gating.progress += 1;
     gating.know(batch.span);
@@ -115,7 +116,7 @@ async function readBatches(deps: IngestDeps, deduped: OrderedOffers<SourceBatch>
       }
       if (admitted.kind === 'oversized') gating.counts.oversizedPieces += 1;
       gating.tracker.register(piece.span);
-      gating.inflight.add(piece.span, { cost, generation, records: piece.records.length });
+      gating.inflight.add(piece.span, { cost, generation, records: recordCount(piece) });
       try {
         await deps.raw.submit(piece, piece.span, rawAnchor(piece.span));
       } catch (error) {
@@ -132,7 +133,7 @@ async function readBatches(deps: IngestDeps, deduped: OrderedOffers<SourceBatch>
         throw refused;
       }
       gating.counts.rawBatches += 1;
-      gating.counts.rawRecords += piece.records.length;
+      gating.counts.rawRecords += recordCount(piece);
       publishSubmitted(deps.raw.descriptor.id, 'primary-raw', piece);
       const clean = withoutOversized(deps, piece);
       if (clean !== null && deps.dedup !== null) {

@@ -1,4 +1,10 @@
-import { events, type Lane, type SinkId, type SourceBatch } from '@thalweg/connector-core';
+import {
+  events,
+  recordCount,
+  type Lane,
+  type SinkId,
+  type SourceBatch,
+} from '@thalweg/connector-core';
 
 /**
  * Tells the `submitted` channel that a sink accepted a batch (raw's submit,
@@ -6,5 +12,5 @@ import { events, type Lane, type SinkId, type SourceBatch } from '@thalweg/conne
  */
 export function publishSubmitted(sink: SinkId, lane: Lane, batch: SourceBatch): void {
   if (!events.submitted.active) return;
-  events.submitted.publish({ sink, lane, span: batch.span, records: batch.records.length });
+  events.submitted.publish({ sink, lane, span: batch.span, records: recordCount(batch) });
 }

@@ -195,7 +195,7 @@ export class BatchPacker {
         bytes: at.total,
         buffer,
       },
-      payloadBytes: keyBytes + valueBytes + batch.headerPayload(),
+      payloadBytes: batch.payloadBytes(),
     };
   }
 

@@ -2,6 +2,7 @@ import { ThalwegError, type ErrorClass, type SourcePartition } from '@thalweg/co
 
 export const KAFKA_SOURCE_ERROR_CODES = [
   'TWG_KAFKA_OFFSET_UNSAFE',
+  'TWG_KAFKA_RECORD_INVALID',
   'TWG_KAFKA_CURSOR_INVALID',
   'TWG_KAFKA_PARTITION_UNKNOWN',
   'TWG_KAFKA_ASSIGNMENT_MISMATCH',
@@ -32,6 +33,7 @@ export type KafkaSourceErrorCode = (typeof KAFKA_SOURCE_ERROR_CODES)[number];
  */
 const CLASS_OF: Record<KafkaSourceErrorCode, ErrorClass> = {
   TWG_KAFKA_OFFSET_UNSAFE: 'poison',
+  TWG_KAFKA_RECORD_INVALID: 'poison',
   TWG_KAFKA_CURSOR_INVALID: 'fatal-config',
   TWG_KAFKA_PARTITION_UNKNOWN: 'fatal-config',
   TWG_KAFKA_ASSIGNMENT_MISMATCH: 'poison',

@@ -1,5 +1,6 @@
 import {
   BatchQueue,
+  ColumnsWriter,
   PauseSet,
   partitionKey,
   sourcePartition,
@@ -41,6 +42,8 @@ export class KafkaReader {
   private readonly queue: BatchQueue;
   private readonly pauses = new PauseSet();
   private readonly floors = new Map<string, number>();
+  /** Writes each fetched batch as columns (to-source-batch.ts); its header names stay cached. */
+  private readonly columns = new ColumnsWriter();
   /** End of the last batch yielded per partition, while this member owns it. */
   private readonly yieldedEnds = new Map<string, number>();
   private readonly logEnds = new LogEnds();
@@ -283,7 +286,7 @@ export class KafkaReader {
     this.logEnds.note(partition, fetched.highWatermark);
     let converted;
     try {
-      converted = toSourceBatch(fetched, this.floors.get(key));
+      converted = toSourceBatch(fetched, this.floors.get(key), this.columns);
     } catch (error) {
       this.fail(error);
       return;

@@ -1,14 +1,6 @@
-import {
-  headersSize,
-  NO_HEADERS,
-  offsetSpan,
-  type SourceBatch,
-  type SourceRecord,
-} from '@thalweg/connector-core';
-import type { FetchedBatch } from './consumer-port.js';
+import { ColumnsWriter, offsetSpan, type SourceBatch } from '@thalweg/connector-core';
+import type { FetchedBatch, FetchedMessage } from './consumer-port.js';
 import { KafkaSourceError } from './errors.js';
-
-const EMPTY = new Uint8Array(0);
 
 export interface ConvertedBatch {
   readonly batch: SourceBatch;
@@ -36,7 +28,11 @@ function offsetOf(raw: string, batch: FetchedBatch): number {
 }
 
 /**
- * One fetched batch of one partition as a SourceBatch.
+ * One fetched batch of one partition as a SourceBatch, written as columns
+ * (connector-core's ColumnarBatch): each key, value and header list copied
+ * once into one buffer, no object per record, so raw copies whole regions
+ * and the fetch's buffers are free as soon as this returns. Records are
+ * made only if a secondary asks for them.
  *
  * The span runs from the first offset the fetch returned (filtered records
  * included) to one past `lastOffset`, the offset after which the client
@@ -46,11 +42,13 @@ function offsetOf(raw: string, batch: FetchedBatch): number {
  * what this source already queued, or a sought cursor) are dropped, and the
  * span starts at `floor`; a batch entirely before it yields null. Offsets and
  * timestamps become numbers, refused beyond 2^53. Keys, values and headers
- * are kept as delivered; a null value becomes an empty one marked `tombstone`.
+ * are kept as delivered (every header, in order, repeats included); a null
+ * value becomes an empty one marked `tombstone`.
  */
 export function toSourceBatch(
   fetched: FetchedBatch,
   floor: number | undefined,
+  writer: ColumnsWriter = new ColumnsWriter(),
 ): ConvertedBatch | null {
   const last = offsetOf(fetched.lastOffset, fetched);
   // The span's end is one past the last offset and must be safe too.
@@ -59,33 +57,43 @@ export function toSourceBatch(
   const first = fetched.firstOffset === null ? last : offsetOf(fetched.firstOffset, fetched);
   const start = floor === undefined ? first : Math.max(first, floor);
   if (end <= start) return null;
-  const records: SourceRecord[] = [];
-  let bytes = 0;
-  let skipped = 0;
-  for (const m of fetched.messages) {
-    const offset = offsetOf(m.offset, fetched);
-    if (offset < start) {
-      skipped += 1;
-      continue;
-    }
-    // The port's header list is already ordered pairs (SourceHeaders), kept
-    // as it is: every name, repeated or not, reaches raw as it came.
-    const headers = m.headers.length === 0 ? NO_HEADERS : m.headers;
-    const base = {
-      offset,
-      key: m.key,
-      value: m.value ?? EMPTY,
-      timestamp: Number(m.timestamp),
-      headers,
-    };
+  const { messages } = fetched;
+  // First pass: what is kept, and the columns' sizes.
+  let from = 0;
+  while (
+    from < messages.length &&
+    offsetOf((messages[from] as FetchedMessage).offset, fetched) < start
+  ) {
+    from++;
+  }
+  let keyBytes = 0;
+  let valueBytes = 0;
+  let headerBytes = 0;
+  for (let i = from; i < messages.length; i++) {
+    const m = messages[i] as FetchedMessage;
+    keyBytes += m.key?.byteLength ?? 0;
+    valueBytes += m.value?.byteLength ?? 0;
+    headerBytes += writer.headerBytes(m.headers, m.value === null);
+  }
+  writer.begin({ count: messages.length - from, keyBytes, valueBytes, headerBytes });
+  for (let i = from; i < messages.length; i++) {
+    const m = messages[i] as FetchedMessage;
     // A null value (a delete in a compacted topic) is marked on the record,
     // not by a header a producer could also set.
-    records.push(m.value === null ? { ...base, tombstone: true } : base);
-    bytes += (m.key?.byteLength ?? 0) + (m.value?.byteLength ?? 0) + headersSize(headers);
+    writer.append(offsetOf(m.offset, fetched), timestampOf(m, fetched), m.key, m.value, m.headers);
   }
-  return {
-    batch: { span: offsetSpan(fetched.topic, fetched.partition, start, end), records },
-    bytes,
-    skipped,
-  };
+  const batch = writer.finish(offsetSpan(fetched.topic, fetched.partition, start, end));
+  return { batch, bytes: batch.payloadBytes(), skipped: from };
+}
+
+function timestampOf(m: FetchedMessage, batch: FetchedBatch): number {
+  const n = Number(m.timestamp);
+  if (!Number.isSafeInteger(n)) {
+    throw new KafkaSourceError(
+      'TWG_KAFKA_RECORD_INVALID',
+      `${batch.topic}/${batch.partition} offset ${m.offset}: timestamp ${m.timestamp} is not an integer below 2^53 ms`,
+      { partition: { topic: batch.topic, partition: batch.partition } },
+    );
+  }
+  return n;
 }

@@ -36,6 +36,7 @@ interface ColumnViews {
  */
 export class ColumnarBatch implements SourceBatch {
   private made: readonly SourceRecord[] | null = null;
+  private payload: number | null = null;
 
   private constructor(
     readonly span: OffsetSpan,
@@ -123,9 +124,13 @@ export class ColumnarBatch implements SourceBatch {
     );
   }
 
-  /** Key, value and encoded header bytes of the whole batch. */
+  /**
+   * Key, value and header name and value bytes of the whole batch: what the
+   * records' own sizes sum to (`headerPayload`), kept once read.
+   */
   payloadBytes(): number {
-    return this.keyBytes() + this.valueBytes() + this.headerBytes();
+    this.payload ??= this.keyBytes() + this.valueBytes() + this.headerPayload();
+    return this.payload;
   }
 
   keyBytes(): number {
@@ -222,10 +227,9 @@ export class ColumnarBatch implements SourceBatch {
     const v0 = v.valueOffsets[r] ?? 0;
     const h0 = v.headerOffsets[r] ?? 0;
     const h1 = v.headerOffsets[r + 1] ?? 0;
+    // A Buffer view, so header values come back as Buffers, as keys and values do.
     const decoded =
-      h0 === h1
-        ? null
-        : readHeaders(v.bytes.subarray(v.layout.headers + h0, v.layout.headers + h1));
+      h0 === h1 ? null : readHeaders(Buffer.from(buffer, v.layout.headers + h0, h1 - h0));
     const record = {
       offset: readInt64(v.ints, r),
       key: keyNull

@@ -70,7 +70,9 @@ describe('ColumnarBatch', () => {
     expect(batch.records[0]?.headers).toBe(NO_HEADERS);
     expect(batch.records).toBe(batch.records);
     expect(batch.columns.nullKeys).toBe(1);
-    expect(batch.payloadBytes()).toBe(batch.keyBytes() + batch.valueBytes() + batch.headerBytes());
+    expect(batch.payloadBytes()).toBe(
+      batch.keyBytes() + batch.valueBytes() + batch.headerPayload(),
+    );
     expect(batch.keyBytes()).toBe(3);
     expect(batch.valueBytes()).toBe(303);
     // Names and values, no lengths or tombstone mark: a(1) + __proto__(9+1) + a(1+2) + a(1).

@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest';
+import {
+  ColumnarBatch,
+  ColumnsWriter,
+  offsetSpan,
+  type SourceBatch,
+  type SourceRecord,
+} from '@thalweg/connector-core';
+import { batchBytes, payloadBytes, splitBatch } from '../src/batch-split.js';
+
+/** A small deterministic generator (mulberry32), so a failure names its seed. */
+function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Records at offsets with holes, values of 0..600 bytes, some keys null; headers when asked. */
+function batchOf(seed: number, headers: boolean): SourceBatch {
+  const next = random(seed);
+  const records: SourceRecord[] = [];
+  let offset = 100 + Math.floor(next() * 5);
+  const count = 1 + Math.floor(next() * 60);
+  for (let i = 0; i < count; i++) {
+    records.push({
+      offset,
+      key: next() < 0.3 ? null : Buffer.alloc(Math.floor(next() * 20), 1),
+      value: Buffer.alloc(Math.floor(next() * 600), 2),
+      timestamp: 1_700_000_000_000 + i,
+      headers: headers && next() < 0.5 ? [['h', Buffer.alloc(Math.floor(next() * 30), 3)]] : [],
+    });
+    offset += 1 + (next() < 0.2 ? Math.floor(next() * 4) : 0);
+  }
+  return { span: offsetSpan('t', 0, 98, offset + 2), records };
+}
+
+const spans = (pieces: readonly SourceBatch[]) => pieces.map((p) => [p.span.start, p.span.end]);
+const offsets = (pieces: readonly SourceBatch[]) =>
+  pieces.map((p) => p.records.map((r) => r.offset));
+
+describe('splitBatch', () => {
+  it('cuts a columnar batch where it cuts the same records, into slices that make no record', () => {
+    for (let seed = 1; seed <= 200; seed++) {
+      const batch = batchOf(seed, false);
+      const columnar = new ColumnsWriter().write(batch);
+      expect(payloadBytes(columnar), `seed ${seed}`).toBe(payloadBytes(batch));
+      expect(batchBytes(columnar), `seed ${seed}`).toBe(batchBytes(batch));
+      const limits = { maxRecords: 1 + (seed % 17), maxBytes: 200 + ((seed * 97) % 3000) };
+      const pieces = splitBatch(columnar, limits);
+      for (const piece of pieces) expect(piece).toBeInstanceOf(ColumnarBatch);
+      const expected = splitBatch(batch, limits);
+      expect(spans(pieces), `seed ${seed}`).toEqual(spans(expected));
+      expect(offsets(pieces), `seed ${seed}`).toEqual(offsets(expected));
+    }
+  });
+
+  it('tiles the span with pieces inside the limits when records carry headers', () => {
+    for (let seed = 1; seed <= 200; seed++) {
+      const columnar = new ColumnsWriter().write(batchOf(seed, true));
+      const limits = { maxRecords: 1 + (seed % 9), maxBytes: 300 + ((seed * 31) % 2000) };
+      const pieces = splitBatch(columnar, limits);
+      expect(pieces[0]?.span.start).toBe(columnar.span.start);
+      expect(pieces.at(-1)?.span.end).toBe(columnar.span.end);
+      for (let i = 1; i < pieces.length; i++) {
+        expect(pieces[i]?.span.start).toBe(pieces[i - 1]?.span.end);
+      }
+      for (const piece of pieces) {
+        const count = piece.records.length;
+        expect(count).toBeLessThanOrEqual(limits.maxRecords);
+        // A single record may pass maxBytes on its own; a piece of several never does.
+        if (count > 1) expect(batchBytes(piece)).toBeLessThanOrEqual(limits.maxBytes);
+      }
+      expect(pieces.flatMap((p) => p.records.map((r) => r.offset))).toEqual(
+        columnar.records.map((r) => r.offset),
+      );
+    }
+  });
+});
