@@ -1,4 +1,9 @@
-import type { SourceBatch, SourceHeaders, SourceRecord } from '@thalweg/connector-core';
+import {
+  columnarOf,
+  type SourceBatch,
+  type SourceHeaders,
+  type SourceRecord,
+} from '@thalweg/connector-core';
 
 /**
  * The batch with its records' bytes (keys, values, header values) copied
@@ -12,6 +17,9 @@ import type { SourceBatch, SourceHeaders, SourceRecord } from '@thalweg/connecto
  * and `Buffer`s, as the sources deliver them.
  */
 export function detachBatch(batch: SourceBatch): SourceBatch {
+  // Columns: the slice's regions copied, or the batch itself when it is all of them.
+  const columnar = columnarOf(batch);
+  if (columnar !== null) return columnar.detached();
   const records = batch.records;
   let total = 0;
   for (const r of records) {

@@ -3,6 +3,7 @@ import {
   ColumnsWriter,
   PauseSet,
   partitionKey,
+  recordCount,
   sourcePartition,
   type QueuedBatch,
   type PartitionEnd,
@@ -310,9 +311,9 @@ export class KafkaReader {
     if (entry === undefined) return undefined;
     this.yieldedEnds.set(entry.key, entry.batch.span.end);
     this.yielded.batches += 1;
-    this.yielded.records += entry.batch.records.length;
+    this.yielded.records += recordCount(entry.batch);
     this.yielded.bytes += entry.bytes;
-    if (entry.batch.records.length === 0) this.yielded.empty += 1;
+    if (recordCount(entry.batch) === 0) this.yielded.empty += 1;
     this.resumeIfDrained();
     return entry;
   }

@@ -1,6 +1,7 @@
 import type { OffsetSpan } from '../offset-span.js';
 import { NO_HEADERS } from '../source-headers.js';
 import type { SourceBatch, SourceRecord } from '../source.js';
+import type { PackedRecords } from '../off-thread/packed-values.js';
 import { NULL_LENGTH, readHeaders } from './headers-codec.js';
 import {
   columnsLayout,
@@ -191,6 +192,66 @@ export class ColumnarBatch implements SourceBatch {
       }
     }
     return nullKeys;
+  }
+
+  /**
+   * The batch holding only its own bytes: itself when it spans all of its
+   * columns, else its rows copied into columns of their own (whole regions,
+   * no record made). A slice kept waiting would otherwise keep the whole
+   * batch it was cut from alive.
+   */
+  detached(): ColumnarBatch {
+    const { columns } = this.views;
+    if (this.from === 0 && this.to === columns.count) return this;
+    const keyBytes = this.keyBytes();
+    const valueBytes = this.valueBytes();
+    const headerBytes = this.headerBytes();
+    const at = columnsLayout(this.count, keyBytes, valueBytes, headerBytes);
+    const buffer = new ArrayBuffer(at.total);
+    const nullKeys = this.writeColumns(buffer, at);
+    return ColumnarBatch.over(this.span, {
+      count: this.count,
+      nullKeys,
+      keyBytes,
+      valueBytes,
+      headerBytes,
+      bytes: at.total,
+      buffer,
+    });
+  }
+
+  /**
+   * The rows packed for another thread (off-thread/packed-values.ts): the
+   * values region copied once into a buffer of its own (it is transferred
+   * away), the ends rebased, the tombstones read off the header marks, with
+   * no record made.
+   */
+  packed(): PackedRecords {
+    const v = this.views;
+    const { from, to } = this;
+    const n = to - from;
+    const base = v.valueOffsets[from] ?? 0;
+    const bytes = new Uint8Array(this.valueBytes());
+    bytes.set(
+      v.bytes.subarray(v.layout.values + base, v.layout.values + (v.valueOffsets[to] ?? 0)),
+    );
+    const ends = new Uint32Array(n);
+    const tombstones = new Uint8Array(n);
+    const offsets = new Float64Array(n);
+    const timestamps = new Float64Array(n);
+    const headers = new DataView(v.bytes.buffer, v.layout.headers);
+    const count = v.columns.count;
+    for (let i = 0; i < n; i++) {
+      const r = from + i;
+      ends[i] = (v.valueOffsets[r + 1] ?? 0) - base;
+      const h = v.headerOffsets[r] ?? 0;
+      if ((v.headerOffsets[r + 1] ?? 0) - h >= 4 && headers.getUint32(h) === NULL_LENGTH) {
+        tombstones[i] = 1;
+      }
+      offsets[i] = readInt64(v.ints, r);
+      timestamps[i] = readInt64(v.ints, count + r);
+    }
+    return { bytes, ends, tombstones, offsets, timestamps };
   }
 
   /**

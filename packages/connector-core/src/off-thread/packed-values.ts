@@ -1,4 +1,5 @@
-import type { SourceRecord } from '../source.js';
+import { ColumnarBatch } from '../columns/columnar-batch.js';
+import type { SourceBatch, SourceRecord } from '../source.js';
 
 /**
  * A batch's values laid out in one buffer, for work on another thread (the
@@ -16,6 +17,19 @@ export interface PackedValues {
 export interface PackedRecords extends PackedValues {
   readonly offsets: Float64Array<ArrayBuffer>;
   readonly timestamps: Float64Array<ArrayBuffer>;
+}
+
+/**
+ * A batch's records packed: read off a columnar batch's columns (no record
+ * made), or from its records.
+ */
+export function packBatch(batch: SourceBatch): PackedRecords {
+  return batch instanceof ColumnarBatch ? batch.packed() : packRecords(batch.records);
+}
+
+/** A batch's values packed, as `packBatch` packs them. */
+export function packBatchValues(batch: SourceBatch): PackedValues {
+  return batch instanceof ColumnarBatch ? batch.packed() : packValues(batch.records);
 }
 
 export function packValues(records: readonly SourceRecord[]): PackedValues {

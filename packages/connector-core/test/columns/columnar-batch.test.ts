@@ -7,7 +7,10 @@ import {
   InvalidInputError,
   NO_HEADERS,
   offsetSpan,
+  packBatch,
+  packRecords,
   recordCount,
+  type PackedRecords,
   type SourceBatch,
   type SourceRecord,
 } from '../../src/index.js';
@@ -176,3 +179,33 @@ function columnsLayoutOf(batch: ColumnarBatch) {
   const c = batch.columns;
   return columnsLayout(c.count, c.keyBytes, c.valueBytes, c.headerBytes);
 }
+
+describe('ColumnarBatch off its columns', () => {
+  it('packs for another thread what packRecords packs of its records, for the whole and a slice', () => {
+    const batch = new ColumnsWriter().write(BATCH);
+    const plainPacked = (p: PackedRecords) => ({
+      bytes: [...p.bytes],
+      ends: [...p.ends],
+      tombstones: [...p.tombstones],
+      offsets: [...p.offsets],
+      timestamps: [...p.timestamps],
+    });
+    expect(plainPacked(packBatch(batch))).toEqual(plainPacked(packRecords(RECORDS)));
+    const slice = batch.slice(1, 3, offsetSpan('t', 2, 11, 15));
+    expect(plainPacked(packBatch(slice))).toEqual(plainPacked(packRecords(RECORDS.slice(1, 3))));
+    // Its own buffer: transferring it away leaves the batch whole.
+    expect(packBatch(slice).bytes.buffer).not.toBe(batch.columns.buffer);
+  });
+
+  it('detaches a slice into columns of its own, and keeps a whole batch as it is', () => {
+    const batch = new ColumnsWriter().write(BATCH);
+    expect(batch.detached()).toBe(batch);
+    const slice = batch.slice(2, 4, offsetSpan('t', 2, 14, 2 ** 40 + 10));
+    const detached = slice.detached();
+    expect(detached.columns.buffer).not.toBe(batch.columns.buffer);
+    expect(detached.columns.count).toBe(2);
+    expect(detached.span).toEqual(slice.span);
+    expect(detached.records.map(plain)).toEqual(RECORDS.slice(2).map(plain));
+    expect(columnsProblem(detached)).toBeNull();
+  });
+});

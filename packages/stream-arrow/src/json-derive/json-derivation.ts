@@ -2,7 +2,7 @@ import {
   compiledWorker,
   OffThread,
   packedBuffers,
-  packRecords,
+  packBatch,
   type Derivation,
   type SourceBatch,
 } from '@thalweg/connector-core';
@@ -80,11 +80,11 @@ function deriveOn(
   batch: SourceBatch,
 ): Promise<PackedDerived> | PackedDerived {
   const { topic, partition } = batch.span;
-  const packed: PackedBatch = { topic, partition, records: packRecords(batch.records) };
+  const packed: PackedBatch = { topic, partition, records: packBatch(batch) };
   if (thread === null) return here.derive(packed);
   // The buffers go to the thread: deriving here again packs afresh.
   return thread.run(packed, packedBuffers(packed.records), () =>
-    here.derive({ topic, partition, records: packRecords(batch.records) }),
+    here.derive({ topic, partition, records: packBatch(batch) }),
   );
 }
 
