@@ -15,6 +15,19 @@ export function recordBytes(r: SourceRecord): number {
   return RECORD_OVERHEAD + payloadOf(r);
 }
 
+/**
+ * Whether any record of the batch is larger than `limit` (`recordBytes`),
+ * read off a columnar batch's columns without making a record.
+ */
+export function anyLarger(batch: SourceBatch, limit: number): boolean {
+  const columnar = columnarOf(batch);
+  if (columnar === null) return batch.records.some((r) => recordBytes(r) > limit);
+  for (let i = 0; i < columnar.count; i++) {
+    if (RECORD_OVERHEAD + columnar.rowBytes(i) > limit) return true;
+  }
+  return false;
+}
+
 /** The record's own bytes as the source delivered them: value, key and headers. */
 export function payloadOf(r: SourceRecord): number {
   return r.value.byteLength + (r.key?.byteLength ?? 0) + headersSize(r.headers);
@@ -111,7 +124,6 @@ function splitColumns(batch: ColumnarBatch, limits: SplitLimits): SourceBatch[] 
     pieces.push(batch.slice(from, to, span));
   };
   for (let i = 0; i < n; i++) {
-    // Headers as encoded (their lengths too): at least what the piece's records hold.
     const size = RECORD_OVERHEAD + batch.rowBytes(i);
     if (i > from && (i - from >= limits.maxRecords || bytes + size > limits.maxBytes)) {
       cut(i);

@@ -8,7 +8,7 @@ import {
   type SourceBatch,
 } from '@thalweg/connector-core';
 import { admit, grantablePieceBytes, observeExpansion } from './admission.js';
-import { batchBytes, recordBytes, splitBatch } from './batch-split.js';
+import { anyLarger, batchBytes, recordBytes, splitBatch } from './batch-split.js';
 import { PipelineError } from './errors.js';
 import { OrderedOffers } from './ordered-offers.js';
 import type { ContentDedup } from './dedup/content-dedup.js';
@@ -187,7 +187,7 @@ function withoutOversized(deps: IngestDeps, piece: SourceBatch): SourceBatch | n
   if (deps.lanes.length === 0) return null;
   const limit = deps.config.maxRecordBytes;
   let clean = piece;
-  if (piece.records.some((r) => recordBytes(r) > limit)) {
+  if (anyLarger(piece, limit)) {
     clean = { span: piece.span, records: piece.records.filter((r) => recordBytes(r) <= limit) };
     for (const r of piece.records) {
       if (recordBytes(r) <= limit) continue;

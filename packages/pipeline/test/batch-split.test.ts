@@ -6,7 +6,7 @@ import {
   type SourceBatch,
   type SourceRecord,
 } from '@thalweg/connector-core';
-import { batchBytes, payloadBytes, splitBatch } from '../src/batch-split.js';
+import { anyLarger, batchBytes, payloadBytes, splitBatch } from '../src/batch-split.js';
 
 /** A small deterministic generator (mulberry32), so a failure names its seed. */
 function random(seed: number): () => number {
@@ -44,15 +44,18 @@ const offsets = (pieces: readonly SourceBatch[]) =>
   pieces.map((p) => p.records.map((r) => r.offset));
 
 describe('splitBatch', () => {
-  it('cuts a columnar batch where it cuts the same records, into slices that make no record', () => {
-    for (let seed = 1; seed <= 200; seed++) {
-      const batch = batchOf(seed, false);
+  it('sizes and cuts a columnar batch as it does the same records, into slices that make no record', () => {
+    for (let seed = 1; seed <= 400; seed++) {
+      const batch = batchOf(seed, seed % 2 === 0);
       const columnar = new ColumnsWriter().write(batch);
       expect(payloadBytes(columnar), `seed ${seed}`).toBe(payloadBytes(batch));
       expect(batchBytes(columnar), `seed ${seed}`).toBe(batchBytes(batch));
       const limits = { maxRecords: 1 + (seed % 17), maxBytes: 200 + ((seed * 97) % 3000) };
       const pieces = splitBatch(columnar, limits);
       for (const piece of pieces) expect(piece).toBeInstanceOf(ColumnarBatch);
+      for (const limit of [300, 500, 700]) {
+        expect(anyLarger(columnar, limit), `seed ${seed}`).toBe(anyLarger(batch, limit));
+      }
       const expected = splitBatch(batch, limits);
       expect(spans(pieces), `seed ${seed}`).toEqual(spans(expected));
       expect(offsets(pieces), `seed ${seed}`).toEqual(offsets(expected));

@@ -111,18 +111,17 @@ export class ColumnarBatch implements SourceBatch {
     return null;
   }
 
-  /** Key, value and encoded header bytes of row `i` of this batch. */
+  /**
+   * Key, value and header name and value bytes of row `i` of this batch:
+   * what the record's own sizes sum to, read off the columns.
+   */
   rowBytes(i: number): number {
     const { keyOffsets, valueOffsets, headerOffsets } = this.views;
     const r = this.from + i;
-    return (
-      (keyOffsets[r + 1] ?? 0) -
-      (keyOffsets[r] ?? 0) +
-      (valueOffsets[r + 1] ?? 0) -
-      (valueOffsets[r] ?? 0) +
-      (headerOffsets[r + 1] ?? 0) -
-      (headerOffsets[r] ?? 0)
-    );
+    const keys = (keyOffsets[r + 1] ?? 0) - (keyOffsets[r] ?? 0);
+    const values = (valueOffsets[r + 1] ?? 0) - (valueOffsets[r] ?? 0);
+    const headers = headerOffsets[r] === headerOffsets[r + 1] ? 0 : this.headerPayloadOf(r, r + 1);
+    return keys + values + headers;
   }
 
   /**
@@ -259,10 +258,15 @@ export class ColumnarBatch implements SourceBatch {
    * (the codec's lengths and tombstone marks left out).
    */
   headerPayload(): number {
+    return this.headerPayloadOf(this.from, this.to);
+  }
+
+  /** `headerPayload` of rows `[from, to)` of the columns. */
+  private headerPayloadOf(from: number, to: number): number {
     const { bytes, layout, headerOffsets } = this.views;
     const view = new DataView(bytes.buffer, bytes.byteOffset + layout.headers);
     let payload = 0;
-    for (let r = this.from; r < this.to; r++) {
+    for (let r = from; r < to; r++) {
       let pos = headerOffsets[r] ?? 0;
       const end = headerOffsets[r + 1] ?? 0;
       if (pos < end && view.getUint32(pos) === NULL_LENGTH) pos += 4;
