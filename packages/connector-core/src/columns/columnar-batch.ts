@@ -5,10 +5,14 @@ import type { PackedRecords } from '../off-thread/packed-values.js';
 import { NULL_LENGTH, readHeaders } from './headers-codec.js';
 import {
   columnsLayout,
+  INT64_HI,
+  INT64_LO,
   readInt64,
   type ColumnsLayout,
   type RecordColumns,
 } from './record-columns.js';
+
+const TWO_32 = 0x1_0000_0000;
 
 /** Typed views of one set of record columns, made once and shared by its slices. */
 interface ColumnViews {
@@ -238,17 +242,34 @@ export class ColumnarBatch implements SourceBatch {
     const tombstones = new Uint8Array(n);
     const offsets = new Float64Array(n);
     const timestamps = new Float64Array(n);
-    const headers = new DataView(v.bytes.buffer, v.layout.headers);
     const count = v.columns.count;
+    const ints = v.ints;
+    const valueOffsets = v.valueOffsets;
     for (let i = 0; i < n; i++) {
       const r = from + i;
-      ends[i] = (v.valueOffsets[r + 1] ?? 0) - base;
-      const h = v.headerOffsets[r] ?? 0;
-      if ((v.headerOffsets[r + 1] ?? 0) - h >= 4 && headers.getUint32(h) === NULL_LENGTH) {
-        tombstones[i] = 1;
+      ends[i] = (valueOffsets[r + 1] ?? 0) - base;
+      // int64 halves as numbers, as readInt64 reads them, inlined.
+      offsets[i] = (ints[2 * r + INT64_HI] ?? 0) * TWO_32 + ((ints[2 * r + INT64_LO] ?? 0) >>> 0);
+      const t = 2 * (count + r);
+      timestamps[i] = (ints[t + INT64_HI] ?? 0) * TWO_32 + ((ints[t + INT64_LO] ?? 0) >>> 0);
+    }
+    // Only a record with headers can be a tombstone (its mark leads them).
+    if (this.headerBytes() > 0) {
+      const { headerOffsets, bytes: all } = v;
+      const at = v.layout.headers;
+      for (let i = 0; i < n; i++) {
+        const h = headerOffsets[from + i] ?? 0;
+        const p = at + h;
+        if (
+          (headerOffsets[from + i + 1] ?? 0) - h >= 4 &&
+          all[p] === 0xff &&
+          all[p + 1] === 0xff &&
+          all[p + 2] === 0xff &&
+          all[p + 3] === 0xff
+        ) {
+          tombstones[i] = 1;
+        }
       }
-      offsets[i] = readInt64(v.ints, r);
-      timestamps[i] = readInt64(v.ints, count + r);
     }
     return { bytes, ends, tombstones, offsets, timestamps };
   }
