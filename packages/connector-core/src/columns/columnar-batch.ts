@@ -40,48 +40,69 @@ interface ColumnViews {
  * increasing, inside the span.
  */
 export class ColumnarBatch implements SourceBatch {
-  private made: readonly SourceRecord[] | null = null;
-  private payload: number | null = null;
+  // ES private fields: a batch's own enumerable properties are `span` and
+  // `records`, as a plain batch's are, so `toEqual` and friends compare it
+  // as one.
+  readonly #views: ColumnViews;
+  readonly #from: number;
+  readonly #to: number;
+  #made: readonly SourceRecord[] | null = null;
+  #payload: number | null = null;
+  /** Made on first read and kept (an own property, so it is seen as a plain batch's). */
+  declare readonly records: readonly SourceRecord[];
 
   private constructor(
     readonly span: OffsetSpan,
-    private readonly views: ColumnViews,
-    /** The rows of the columns this batch holds: `[from, to)`. */
-    readonly from: number,
-    readonly to: number,
-  ) {}
+    views: ColumnViews,
+    from: number,
+    to: number,
+  ) {
+    this.#views = views;
+    this.#from = from;
+    this.#to = to;
+    Object.defineProperty(this, 'records', { enumerable: true, get: () => this.#records() });
+  }
 
   /** @internal The batch of every row of `columns` (columns-writer.ts). */
   static over(span: OffsetSpan, columns: RecordColumns): ColumnarBatch {
     return new ColumnarBatch(span, viewsOf(columns), 0, columns.count);
   }
 
+  /** The rows of the columns this batch holds: `[from, to)`. */
+  get from(): number {
+    return this.#from;
+  }
+
+  get to(): number {
+    return this.#to;
+  }
+
   get count(): number {
-    return this.to - this.from;
+    return this.#to - this.#from;
   }
 
   /** The columns this batch reads (shared with its slices: rows `[from, to)` are its own). */
   get columns(): RecordColumns {
-    return this.views.columns;
+    return this.#views.columns;
   }
 
-  get records(): readonly SourceRecord[] {
-    if (this.made === null) {
+  #records(): readonly SourceRecord[] {
+    if (this.#made === null) {
       const made: SourceRecord[] = new Array<SourceRecord>(this.count);
-      for (let i = 0; i < made.length; i++) made[i] = this.record(this.from + i);
-      this.made = made;
+      for (let i = 0; i < made.length; i++) made[i] = this.record(this.#from + i);
+      this.#made = made;
     }
-    return this.made;
+    return this.#made;
   }
 
   /** The offset of row `i` of this batch (0-based). */
   offsetAt(i: number): number {
-    return readInt64(this.views.ints, this.from + i);
+    return readInt64(this.#views.ints, this.#from + i);
   }
 
   /** The timestamp of row `i` of this batch (0-based), ms since the epoch. */
   timestampAt(i: number): number {
-    return readInt64(this.views.ints, this.views.columns.count + this.from + i);
+    return readInt64(this.#views.ints, this.#views.columns.count + this.#from + i);
   }
 
   /**
@@ -93,21 +114,21 @@ export class ColumnarBatch implements SourceBatch {
     readonly row: number;
     readonly reason: string;
   } | null {
-    const v = this.views;
+    const v = this.#views;
     const { columns } = v;
     for (const [field, offsets, length] of [
       ['key', v.keyOffsets, columns.keyBytes],
       ['value', v.valueOffsets, columns.valueBytes],
       ['headers', v.headerOffsets, columns.headerBytes],
     ] as const) {
-      for (let r = this.from; r < this.to; r++) {
+      for (let r = this.#from; r < this.#to; r++) {
         const start = offsets[r] ?? 0;
         const end = offsets[r + 1] ?? 0;
         if (start < 0 || end < start || end > length) {
           return {
             field,
-            row: r - this.from,
-            reason: `the ${field} column's offsets [${start}, ${end}) of row ${r - this.from} leave its ${length} bytes`,
+            row: r - this.#from,
+            reason: `the ${field} column's offsets [${start}, ${end}) of row ${r - this.#from} leave its ${length} bytes`,
           };
         }
       }
@@ -120,8 +141,8 @@ export class ColumnarBatch implements SourceBatch {
    * what the record's own sizes sum to, read off the columns.
    */
   rowBytes(i: number): number {
-    const { keyOffsets, valueOffsets, headerOffsets } = this.views;
-    const r = this.from + i;
+    const { keyOffsets, valueOffsets, headerOffsets } = this.#views;
+    const r = this.#from + i;
     const keys = (keyOffsets[r + 1] ?? 0) - (keyOffsets[r] ?? 0);
     const values = (valueOffsets[r + 1] ?? 0) - (valueOffsets[r] ?? 0);
     const headers = headerOffsets[r] === headerOffsets[r + 1] ? 0 : this.headerPayloadOf(r, r + 1);
@@ -133,20 +154,20 @@ export class ColumnarBatch implements SourceBatch {
    * records' own sizes sum to (`headerPayload`), kept once read.
    */
   payloadBytes(): number {
-    this.payload ??= this.keyBytes() + this.valueBytes() + this.headerPayload();
-    return this.payload;
+    this.#payload ??= this.keyBytes() + this.valueBytes() + this.headerPayload();
+    return this.#payload;
   }
 
   keyBytes(): number {
-    return regionLength(this.views.keyOffsets, this.from, this.to);
+    return regionLength(this.#views.keyOffsets, this.#from, this.#to);
   }
 
   valueBytes(): number {
-    return regionLength(this.views.valueOffsets, this.from, this.to);
+    return regionLength(this.#views.valueOffsets, this.#from, this.#to);
   }
 
   headerBytes(): number {
-    return regionLength(this.views.headerOffsets, this.from, this.to);
+    return regionLength(this.#views.headerOffsets, this.#from, this.#to);
   }
 
   /**
@@ -157,7 +178,7 @@ export class ColumnarBatch implements SourceBatch {
     if (!(from >= 0 && from <= to && to <= this.count)) {
       throw new RangeError(`slice [${from}, ${to}) of a batch of ${this.count} rows`);
     }
-    return new ColumnarBatch(span, this.views, this.from + from, this.from + to);
+    return new ColumnarBatch(span, this.#views, this.#from + from, this.#from + to);
   }
 
   /**
@@ -167,8 +188,9 @@ export class ColumnarBatch implements SourceBatch {
    * how many keys are null.
    */
   writeColumns(target: ArrayBuffer, at: ColumnsLayout): number {
-    const v = this.views;
-    const { from, to } = this;
+    const v = this.#views;
+    const from = this.#from;
+    const to = this.#to;
     const n = to - from;
     const out = new Uint8Array(target);
     // Offsets and timestamps: two int64 runs.
@@ -204,8 +226,8 @@ export class ColumnarBatch implements SourceBatch {
    * batch it was cut from alive.
    */
   detached(): ColumnarBatch {
-    const { columns } = this.views;
-    if (this.from === 0 && this.to === columns.count) return this;
+    const { columns } = this.#views;
+    if (this.#from === 0 && this.#to === columns.count) return this;
     const keyBytes = this.keyBytes();
     const valueBytes = this.valueBytes();
     const headerBytes = this.headerBytes();
@@ -230,8 +252,9 @@ export class ColumnarBatch implements SourceBatch {
    * no record made.
    */
   packed(): PackedRecords {
-    const v = this.views;
-    const { from, to } = this;
+    const v = this.#views;
+    const from = this.#from;
+    const to = this.#to;
     const n = to - from;
     const base = v.valueOffsets[from] ?? 0;
     const bytes = new Uint8Array(this.valueBytes());
@@ -279,12 +302,12 @@ export class ColumnarBatch implements SourceBatch {
    * (the codec's lengths and tombstone marks left out).
    */
   headerPayload(): number {
-    return this.headerPayloadOf(this.from, this.to);
+    return this.headerPayloadOf(this.#from, this.#to);
   }
 
   /** `headerPayload` of rows `[from, to)` of the columns. */
   private headerPayloadOf(from: number, to: number): number {
-    const { bytes, layout, headerOffsets } = this.views;
+    const { bytes, layout, headerOffsets } = this.#views;
     const view = new DataView(bytes.buffer, bytes.byteOffset + layout.headers);
     let payload = 0;
     for (let r = from; r < to; r++) {
@@ -305,7 +328,7 @@ export class ColumnarBatch implements SourceBatch {
   }
 
   private record(r: number): SourceRecord {
-    const v = this.views;
+    const v = this.#views;
     const n = v.columns.count;
     const buffer = v.columns.buffer;
     const keyNull = v.columns.nullKeys > 0 && (((v.validity[r >> 3] ?? 0) >> (r & 7)) & 1) === 0;

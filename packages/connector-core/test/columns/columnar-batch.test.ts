@@ -72,6 +72,9 @@ describe('ColumnarBatch', () => {
     expect(batch.records.map(plain)).toEqual(RECORDS.map(plain));
     expect(batch.records[0]?.headers).toBe(NO_HEADERS);
     expect(batch.records).toBe(batch.records);
+    // Seen as a plain batch: its own enumerable properties are span and records.
+    expect(Object.keys(batch)).toEqual(['span', 'records']);
+    expect(batch).toEqual({ span: BATCH.span, records: RECORDS });
     expect(batch.columns.nullKeys).toBe(1);
     expect(batch.payloadBytes()).toBe(
       batch.keyBytes() + batch.valueBytes() + batch.headerPayload(),
