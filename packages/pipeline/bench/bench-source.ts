@@ -1,5 +1,7 @@
 import {
+  ColumnsWriter,
   offsetSpan,
+  type OffsetSpan,
   type SourceBatch,
   type SourceCursor,
   type SourcePartition,
@@ -14,6 +16,7 @@ export class BenchSource implements StoreManagedSource {
   readonly cluster = 'bench';
   private readonly next: number[];
   private readonly pad: string;
+  private readonly writer = new ColumnsWriter();
 
   constructor(
     private readonly partitionCount: number,
@@ -22,6 +25,8 @@ export class BenchSource implements StoreManagedSource {
     recordBytes: number,
     /** The JSON of record `o` of partition `p`, before the padding; `"p":p,"o":o` unless told. */
     private readonly fields: (p: number, o: number) => string = (p, o) => `"p":${p},"o":${o}`,
+    /** Batches written as columns (ColumnarBatch), as the Kafka source hands them over. */
+    private readonly columnar = false,
   ) {
     this.next = new Array<number>(partitionCount).fill(0);
     this.pad = 'x'.repeat(Math.max(0, recordBytes - 48));
@@ -34,6 +39,13 @@ export class BenchSource implements StoreManagedSource {
         const start = this.next[p] ?? 0;
         if (start >= this.perPartition) continue;
         const end = Math.min(this.perPartition, start + this.batchSize);
+        const span = offsetSpan('bench', p, start, end);
+        this.next[p] = end;
+        produced = true;
+        if (this.columnar) {
+          yield this.columns(p, start, end, span);
+          continue;
+        }
         const records: SourceRecord[] = [];
         for (let o = start; o < end; o++) {
           records.push({
@@ -44,12 +56,26 @@ export class BenchSource implements StoreManagedSource {
             headers: [],
           });
         }
-        this.next[p] = end;
-        produced = true;
-        yield { span: offsetSpan('bench', p, start, end), records };
+        yield { span, records };
       }
       if (!produced || signal.aborted) return;
     }
+  }
+
+  /** Records `[start, end)` of partition `p` written as columns: each value made, then copied in. */
+  private columns(p: number, start: number, end: number, span: OffsetSpan): SourceBatch {
+    const values: Buffer[] = [];
+    let valueBytes = 0;
+    for (let o = start; o < end; o++) {
+      const value = Buffer.from(`{${this.fields(p, o)},"pad":"${this.pad}"}`);
+      values.push(value);
+      valueBytes += value.byteLength;
+    }
+    this.writer.begin({ count: end - start, keyBytes: 0, valueBytes, headerBytes: 0 });
+    for (let o = start; o < end; o++) {
+      this.writer.append(o, 1_700_000_000_000 + o, null, values[o - start] ?? null, []);
+    }
+    return this.writer.finish(span);
   }
 
   partitions(): SourcePartition[] {
