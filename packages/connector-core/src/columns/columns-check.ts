@@ -16,33 +16,10 @@ export interface ColumnsProblem {
  * of integer compares, no record made.
  */
 export function columnsProblem(batch: ColumnarBatch): ColumnsProblem | null {
-  const { span } = batch;
-  const n = batch.count;
-  let previous = -1;
-  for (let i = 0; i < n; i++) {
-    const offset = batch.offsetAt(i);
-    if (
-      !Number.isSafeInteger(offset) ||
-      offset < span.start ||
-      offset >= span.end ||
-      offset <= previous
-    ) {
-      return {
-        field: 'offset',
-        offset: Number.isSafeInteger(offset) ? offset : i,
-        reason:
-          `row ${i}: offset ${offset} is not a safe integer inside the span ` +
-          `[${span.start}, ${span.end}) above the previous one (${previous})`,
-      };
-    }
-    previous = offset;
-    const timestamp = batch.timestampAt(i);
-    if (!Number.isSafeInteger(timestamp)) {
-      return { field: 'timestamp', offset, reason: `timestamp ${timestamp} is not a safe integer` };
-    }
-  }
+  const rows = batch.rowsProblem();
+  if (rows !== null) return rows;
   const regions = batch.regionsProblem();
-  return regions === null
-    ? null
-    : { ...regions, offset: regions.row < n ? batch.offsetAt(regions.row) : previous };
+  if (regions === null) return null;
+  const last = batch.count === 0 ? -1 : batch.offsetAt(batch.count - 1);
+  return { ...regions, offset: regions.row < batch.count ? batch.offsetAt(regions.row) : last };
 }

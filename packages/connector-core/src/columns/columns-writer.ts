@@ -75,7 +75,12 @@ export class ColumnsWriter {
       }
     }
     const at = columnsLayout(count, keyBytes, valueBytes, headerBytes);
-    const buffer = new ArrayBuffer(at.total);
+    // Not zeroed (a fresh zeroed buffer per batch measured as much as all
+    // the appends): every byte the layout reads is written, the first
+    // offsets and the validity bitmap here, the rest by the appends, and
+    // `finish` refuses a batch whose regions are not filled to their sizes.
+    // The padding between regions is never read.
+    const buffer = Buffer.allocUnsafeSlow(at.total).buffer;
     this.headers.reset();
     this.filling = {
       sizes,
@@ -94,6 +99,11 @@ export class ColumnsWriter {
       first: -1,
       previous: -1,
     };
+    const f = this.filling;
+    f.keyOffsets[0] = 0;
+    f.valueOffsets[0] = 0;
+    f.headerOffsets[0] = 0;
+    f.validity.fill(0);
   }
 
   /**
@@ -182,7 +192,6 @@ export class ColumnsWriter {
         `${span.topic}/${span.partition} [${span.start}, ${span.end}) does not cover the records`,
       );
     }
-    if (f.nullKeys === 0) f.validity.fill(0);
     f.bytes.set(this.headers.written(), f.at.headers);
     return ColumnarBatch.over(span, {
       count,
