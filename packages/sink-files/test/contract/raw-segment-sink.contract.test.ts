@@ -1,4 +1,9 @@
-import type { ConfirmTarget, SourceBatch } from '@thalweg/connector-core';
+import {
+  ColumnarBatch,
+  ColumnsWriter,
+  type ConfirmTarget,
+  type SourceBatch,
+} from '@thalweg/connector-core';
 import {
   CONTRACT_CLUSTER,
   contractRecordId,
@@ -35,10 +40,23 @@ class FaultyFs {
   }
 }
 
+/**
+ * How the subject hands batches over: as record objects, or as columns
+ * (connector-core's ColumnarBatch, as the Kafka source does), which raw
+ * packs by copying regions.
+ */
+type Shape = 'records' | 'columns';
+
+const columns = new ColumnsWriter();
+function shaped(batch: SourceBatch, shape: Shape): SourceBatch {
+  return shape === 'records' ? batch : columns.write(batch);
+}
+
 async function rawSubject(
   target: ConfirmTarget<'primary-raw'>,
   dir: string,
   writer: 'inline' | 'worker',
+  shape: Shape = 'records',
 ): Promise<SinkSubject<'primary-raw', SourceBatch>> {
   const faults = new FaultyFs();
   const sink = await RawSegmentSink.open({
@@ -53,16 +71,20 @@ async function rawSubject(
   });
   return {
     sink,
-    batch: (records, span) => ({
-      span,
-      records: records.map((r) => ({
-        offset: r.offset,
-        key: null,
-        value: r.bytes,
-        timestamp: 0,
-        headers: [],
-      })),
-    }),
+    batch: (records, span) =>
+      shaped(
+        {
+          span,
+          records: records.map((r) => ({
+            offset: r.offset,
+            key: null,
+            value: r.bytes,
+            timestamp: 0,
+            headers: [],
+          })),
+        },
+        shape,
+      ),
     // Raw's own read path: the segment files on disk, checked against their checksums.
     held: async () => {
       const out: HeldRecord[] = [];
@@ -82,17 +104,28 @@ async function rawSubject(
     },
     inject: (fault) => faults.arm(fault),
     // A record outside the span the batch claims.
-    malformed: (records, span) => ({
-      span,
-      records: records.map((r, i) => ({
-        offset: i === 0 ? span.end : r.offset,
-        key: null,
-        value: r.bytes,
-        timestamp: 0,
-        headers: [],
-      })),
-    }),
-    reopen: (next) => rawSubject(next, dir, writer),
+    malformed: (records, span) => {
+      const batch = {
+        span,
+        records: records.map((r, i) => ({
+          offset: i === 0 ? span.end : r.offset,
+          key: null,
+          value: r.bytes,
+          timestamp: 0,
+          headers: [],
+        })),
+      };
+      if (shape === 'records') return batch;
+      // Columns made elsewhere than a writer (which would refuse this): the
+      // same record out of order and outside the span, for raw's own check.
+      const [first, ...rest] = batch.records;
+      const sorted = columns.write({
+        span: { ...span, end: span.end + 1 },
+        records: first === undefined ? [] : [...rest, first],
+      });
+      return ColumnarBatch.over(span, sorted.columns);
+    },
+    reopen: (next) => rawSubject(next, dir, writer, shape),
   };
 }
 
@@ -111,4 +144,21 @@ describeSinkContract('RawSegmentSink, worker writer', {
   refusesMalformed: true,
   restarts: true,
   open: async (target) => rawSubject(target, await tempDir(), 'worker'),
+});
+
+describeSinkContract('RawSegmentSink, worker writer, columnar batches', {
+  lane: 'primary-raw',
+  replay: 'deduplicated',
+  refusesMalformed: true,
+  restarts: true,
+  open: async (target) => rawSubject(target, await tempDir(), 'worker', 'columns'),
+});
+
+describeSinkContract('RawSegmentSink, inline writer, columnar batches', {
+  lane: 'primary-raw',
+  replay: 'deduplicated',
+  faults: ['transient', 'fatal'],
+  refusesMalformed: true,
+  restarts: true,
+  open: async (target) => rawSubject(target, await tempDir(), 'inline', 'columns'),
 });
