@@ -8,16 +8,10 @@ import {
 } from '@thalweg/connector-core';
 import { anyLarger, batchBytes, payloadBytes, splitBatch } from '../src/batch-split.js';
 
-/** A small deterministic generator (mulberry32), so a failure names its seed. */
+/** A small deterministic generator (a 31-bit LCG), so a failure names its seed. */
 function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  let state = seed;
+  return () => (state = (state * 1103515245 + 12345) % 2147483648) / 2147483648;
 }
 
 /** Records at offsets with holes, values of 0..600 bytes, some keys null; headers when asked. */

@@ -9,7 +9,8 @@ import { BatchPacker } from '../src/batch-packer.js';
 import { checkSourceBatch } from '../src/batch-check.js';
 import { BufferPool } from '../src/buffer-pool.js';
 import { RawSinkError, decodeRawBatch, envelopeOf } from '../src/index.js';
-import { batchOf, CLUSTER, plain, record } from './helpers.js';
+import { CLUSTER, plain, record } from './helpers.js';
+import { DirtyPool, mixedBatch } from './pack-fixtures.js';
 
 function refusal(run: () => unknown): RawSinkError {
   try {
@@ -21,38 +22,10 @@ function refusal(run: () => unknown): RawSinkError {
   throw new Error('expected a RawSinkError');
 }
 
-/** A pool whose every buffer is full of 0xff: what a reused buffer can hold. */
-class DirtyPool extends BufferPool {
-  constructor() {
-    super(0);
-  }
-  override take(size: number): ArrayBuffer {
-    const buffer = super.take(size);
-    new Uint8Array(buffer).fill(0xff);
-    return buffer;
-  }
-}
-
 describe('BatchPacker', () => {
   it('packs what decodes to the records, in a reused buffer holding old bytes', () => {
     const packer = new BatchPacker(CLUSTER, new DirtyPool());
-    const batch: SourceBatch = {
-      span: offsetSpan('t', 1, 0, 40),
-      records: [
-        ...batchOf('t', 1, 0, 30).records,
-        record(30, { key: null, value: new Uint8Array(0), timestamp: -1_000 }),
-        record(31, { timestamp: Number.MIN_SAFE_INTEGER, key: new Uint8Array(0) }),
-        record(35, { timestamp: Number.MAX_SAFE_INTEGER, value: new Uint8Array(100).fill(7) }),
-        record(36, { value: new Uint8Array(0), tombstone: true }),
-        record(39, {
-          headers: [
-            ['big', new Uint8Array(40).fill(3)],
-            ['tiny', new Uint8Array([1])],
-            ['big', null],
-          ],
-        }),
-      ],
-    };
+    const batch = mixedBatch();
     const { batch: packed, payloadBytes } = packer.pack(batch);
     expect(packed.count).toBe(35);
     // Odd offsets have no key (helpers.record), and record 30 has none either.

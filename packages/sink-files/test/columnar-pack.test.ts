@@ -1,44 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import {
-  ColumnarBatch,
-  ColumnsWriter,
-  offsetSpan,
-  type SourceBatch,
-} from '@thalweg/connector-core';
+import { ColumnarBatch, ColumnsWriter, offsetSpan } from '@thalweg/connector-core';
 import { BatchPacker } from '../src/batch-packer.js';
-import { BufferPool } from '../src/buffer-pool.js';
 import { RawSinkError, decodeRawBatch, envelopeOf } from '../src/index.js';
-import { batchOf, CLUSTER, plain, record } from './helpers.js';
+import { CLUSTER, plain } from './helpers.js';
+import { DirtyPool, mixedBatch } from './pack-fixtures.js';
 
-/** A pool whose every buffer is full of 0xff: what a reused buffer can hold. */
-class DirtyPool extends BufferPool {
-  constructor() {
-    super(0);
-  }
-  override take(size: number): ArrayBuffer {
-    const buffer = super.take(size);
-    new Uint8Array(buffer).fill(0xff);
-    return buffer;
-  }
-}
-
-const MIXED: SourceBatch = {
-  span: offsetSpan('t', 1, 0, 40),
-  records: [
-    ...batchOf('t', 1, 0, 30).records,
-    record(30, { key: null, value: new Uint8Array(0), timestamp: -1_000 }),
-    record(31, { timestamp: Number.MIN_SAFE_INTEGER, key: new Uint8Array(0) }),
-    record(35, { timestamp: Number.MAX_SAFE_INTEGER, value: new Uint8Array(100).fill(7) }),
-    record(36, { value: new Uint8Array(0), tombstone: true }),
-    record(39, {
-      headers: [
-        ['big', new Uint8Array(40).fill(3)],
-        ['tiny', new Uint8Array([1])],
-        ['big', null],
-      ],
-    }),
-  ],
-};
+const MIXED = mixedBatch();
 
 describe('BatchPacker on a columnar batch', () => {
   it('packs what the same records pack to, and reports the same payload bytes', () => {
