@@ -48,8 +48,16 @@ export class ColumnsWriter {
   private readonly headers = new HeaderEncoder();
   private filling: Filling | null = null;
 
-  /** Encoded bytes of one record's headers and tombstone mark, for the sizes. */
+  /**
+   * Encoded bytes of one record's headers and tombstone mark, for the sizes:
+   * called in the first pass, before `begin` (it uses the scratch a batch
+   * being written holds its headers in). Headers the codec cannot encode
+   * count 0 here; `append` refuses them, naming the offset.
+   */
   headerBytes(headers: readonly unknown[], tombstone: boolean): number {
+    if (this.filling !== null) {
+      refuse('batch', undefined, 'headerBytes while a batch is written: sum the sizes first');
+    }
     if (headers.length === 0 && !tombstone) return 0;
     this.headers.reset();
     const end = this.headers.write(headers, tombstone);
@@ -127,6 +135,12 @@ export class ColumnsWriter {
     }
     if (!Number.isSafeInteger(timestamp))
       this.fail('timestamp', offset, `${timestamp} is not a safe integer`);
+    if (key !== null && !(key instanceof Uint8Array)) this.fail('key', offset, 'not a Uint8Array');
+    if (value !== null && !(value instanceof Uint8Array)) {
+      this.fail('value', offset, 'not a Uint8Array');
+    }
+    if (!Array.isArray(headers))
+      this.fail('headers', offset, 'not an array of [name, value] pairs');
     if (i === 0) f.first = offset;
     f.previous = offset;
     writeInt64(f.ints, i, offset);
@@ -217,7 +231,13 @@ export class ColumnsWriter {
     }
     this.begin({ count: records.length, keyBytes, valueBytes, headerBytes });
     for (const r of records) {
-      this.append(r.offset, r.timestamp, r.key, r.tombstone === true ? null : r.value, r.headers);
+      const tombstone = r.tombstone === true;
+      if (tombstone && r.value.byteLength > 0) {
+        // A tombstone is stored empty: a value beside the mark would be lost.
+        this.filling = null;
+        refuse('tombstone', r.offset, 'a tombstone must have an empty value');
+      }
+      this.append(r.offset, r.timestamp, r.key, tombstone ? null : r.value, r.headers);
     }
     return this.finish(batch.span);
   }

@@ -160,6 +160,25 @@ describe('ColumnarBatch', () => {
     writer.append(30, 0, null, bytes(), []);
     expect(refusal(() => writer.finish(offsetSpan('t', 0, 0, 9))).field).toBe('span');
 
+    writer.begin({ count: 1, keyBytes: 0, valueBytes: 0, headerBytes: 0 });
+    expect(refusal(() => writer.headerBytes([], true)).message).toContain('sum the sizes first');
+    expect(refusal(() => writer.append(1, 0, 'k' as never, null, [])).field).toBe('key');
+
+    const tombstoneWithValue = {
+      span: offsetSpan('t', 0, 0, 2),
+      records: [
+        {
+          offset: 1,
+          key: null,
+          value: bytes(1),
+          timestamp: 0,
+          headers: [],
+          tombstone: true as const,
+        },
+      ],
+    };
+    expect(refusal(() => writer.write(tombstoneWithValue)).field).toBe('tombstone');
+
     // After a refusal the writer takes the next batch.
     expect(writer.write(BATCH).records.map(plain)).toEqual(RECORDS.map(plain));
   });
