@@ -1,31 +1,23 @@
 import type { OffsetSpan } from '../offset-span.js';
-import { NO_HEADERS } from '../source-headers.js';
-import type { SourceBatch, SourceRecord } from '../source.js';
 import type { PackedRecords } from '../off-thread/packed-values.js';
-import { NULL_LENGTH, readHeaders } from './headers-codec.js';
+import type { SourceBatch, SourceRecord } from '../source.js';
+import {
+  headerPayloadOf,
+  packedOf,
+  recordOf,
+  regionLength,
+  regionsProblemOf,
+  rowsProblemOf,
+  viewsOf,
+  writeColumnsOf,
+  type ColumnViews,
+} from './column-views.js';
 import {
   columnsLayout,
-  INT64_HI,
-  INT64_LO,
   readInt64,
   type ColumnsLayout,
   type RecordColumns,
 } from './record-columns.js';
-
-const TWO_32 = 0x1_0000_0000;
-
-/** Typed views of one set of record columns, made once and shared by its slices. */
-interface ColumnViews {
-  readonly columns: RecordColumns;
-  readonly layout: ColumnsLayout;
-  /** Offsets, then timestamps: int64 as int32 pairs. */
-  readonly ints: Int32Array;
-  readonly keyOffsets: Int32Array;
-  readonly valueOffsets: Int32Array;
-  readonly headerOffsets: Int32Array;
-  readonly validity: Uint8Array;
-  readonly bytes: Uint8Array;
-}
 
 /**
  * A source batch held as columns (record-columns.ts) rather than an object
@@ -89,7 +81,7 @@ export class ColumnarBatch implements SourceBatch {
   #records(): readonly SourceRecord[] {
     if (this.#made === null) {
       const made: SourceRecord[] = new Array<SourceRecord>(this.count);
-      for (let i = 0; i < made.length; i++) made[i] = this.record(this.#from + i);
+      for (let i = 0; i < made.length; i++) made[i] = recordOf(this.#views, this.#from + i);
       this.#made = made;
     }
     return this.#made;
@@ -115,37 +107,7 @@ export class ColumnarBatch implements SourceBatch {
     readonly offset: number;
     readonly reason: string;
   } | null {
-    const ints = this.#views.ints;
-    const count = this.#views.columns.count;
-    const { start, end } = this.span;
-    let previous = -1;
-    for (let r = this.#from; r < this.#to; r++) {
-      const offset = (ints[2 * r + INT64_HI] ?? 0) * TWO_32 + ((ints[2 * r + INT64_LO] ?? 0) >>> 0);
-      if (
-        !(offset >= start && offset < end && offset > previous) ||
-        !Number.isSafeInteger(offset)
-      ) {
-        const i = r - this.#from;
-        return {
-          field: 'offset',
-          offset: Number.isSafeInteger(offset) ? offset : i,
-          reason:
-            `row ${i}: offset ${offset} is not a safe integer inside the span ` +
-            `[${start}, ${end}) above the previous one (${previous})`,
-        };
-      }
-      previous = offset;
-      const t = 2 * (count + r);
-      const timestamp = (ints[t + INT64_HI] ?? 0) * TWO_32 + ((ints[t + INT64_LO] ?? 0) >>> 0);
-      if (!Number.isSafeInteger(timestamp)) {
-        return {
-          field: 'timestamp',
-          offset,
-          reason: `timestamp ${timestamp} is not a safe integer`,
-        };
-      }
-    }
-    return null;
+    return rowsProblemOf(this.#views, this.#from, this.#to, this.span);
   }
 
   /**
@@ -157,26 +119,7 @@ export class ColumnarBatch implements SourceBatch {
     readonly row: number;
     readonly reason: string;
   } | null {
-    const v = this.#views;
-    const { columns } = v;
-    for (const [field, offsets, length] of [
-      ['key', v.keyOffsets, columns.keyBytes],
-      ['value', v.valueOffsets, columns.valueBytes],
-      ['headers', v.headerOffsets, columns.headerBytes],
-    ] as const) {
-      for (let r = this.#from; r < this.#to; r++) {
-        const start = offsets[r] ?? 0;
-        const end = offsets[r + 1] ?? 0;
-        if (start < 0 || end < start || end > length) {
-          return {
-            field,
-            row: r - this.#from,
-            reason: `the ${field} column's offsets [${start}, ${end}) of row ${r - this.#from} leave its ${length} bytes`,
-          };
-        }
-      }
-    }
-    return null;
+    return regionsProblemOf(this.#views, this.#from, this.#to);
   }
 
   /**
@@ -188,7 +131,8 @@ export class ColumnarBatch implements SourceBatch {
     const r = this.#from + i;
     const keys = (keyOffsets[r + 1] ?? 0) - (keyOffsets[r] ?? 0);
     const values = (valueOffsets[r + 1] ?? 0) - (valueOffsets[r] ?? 0);
-    const headers = headerOffsets[r] === headerOffsets[r + 1] ? 0 : this.headerPayloadOf(r, r + 1);
+    const headers =
+      headerOffsets[r] === headerOffsets[r + 1] ? 0 : headerPayloadOf(this.#views, r, r + 1);
     return keys + values + headers;
   }
 
@@ -231,35 +175,7 @@ export class ColumnarBatch implements SourceBatch {
    * how many keys are null.
    */
   writeColumns(target: ArrayBuffer, at: ColumnsLayout): number {
-    const v = this.#views;
-    const from = this.#from;
-    const to = this.#to;
-    const n = to - from;
-    const out = new Uint8Array(target);
-    // Offsets and timestamps: two int64 runs.
-    out.set(v.bytes.subarray(8 * from, 8 * to), at.offsets);
-    const ts = v.layout.timestamps;
-    out.set(v.bytes.subarray(ts + 8 * from, ts + 8 * to), at.timestamps);
-    rebase(v.keyOffsets, from, to, new Int32Array(target, at.keyOffsets, n + 1));
-    rebase(v.valueOffsets, from, to, new Int32Array(target, at.valueOffsets, n + 1));
-    rebase(v.headerOffsets, from, to, new Int32Array(target, at.headerOffsets, n + 1));
-    copyRegion(v.bytes, v.layout.keys, v.keyOffsets, from, to, out, at.keys);
-    copyRegion(v.bytes, v.layout.values, v.valueOffsets, from, to, out, at.values);
-    copyRegion(v.bytes, v.layout.headers, v.headerOffsets, from, to, out, at.headers);
-    let nullKeys = 0;
-    if (v.columns.nullKeys > 0) {
-      const validity = new Uint8Array(target, at.validity, at.validityBytes);
-      validity.fill(0);
-      for (let i = 0; i < n; i++) {
-        const r = from + i;
-        if ((((v.validity[r >> 3] ?? 0) >> (r & 7)) & 1) === 1) {
-          validity[i >> 3] = (validity[i >> 3] ?? 0) | (1 << (i & 7));
-        } else {
-          nullKeys++;
-        }
-      }
-    }
-    return nullKeys;
+    return writeColumnsOf(this.#views, this.#from, this.#to, target, at);
   }
 
   /**
@@ -295,49 +211,7 @@ export class ColumnarBatch implements SourceBatch {
    * no record made.
    */
   packed(): PackedRecords {
-    const v = this.#views;
-    const from = this.#from;
-    const to = this.#to;
-    const n = to - from;
-    const base = v.valueOffsets[from] ?? 0;
-    const bytes = new Uint8Array(this.valueBytes());
-    bytes.set(
-      v.bytes.subarray(v.layout.values + base, v.layout.values + (v.valueOffsets[to] ?? 0)),
-    );
-    const ends = new Uint32Array(n);
-    const tombstones = new Uint8Array(n);
-    const offsets = new Float64Array(n);
-    const timestamps = new Float64Array(n);
-    const count = v.columns.count;
-    const ints = v.ints;
-    const valueOffsets = v.valueOffsets;
-    for (let i = 0; i < n; i++) {
-      const r = from + i;
-      ends[i] = (valueOffsets[r + 1] ?? 0) - base;
-      // int64 halves as numbers, as readInt64 reads them, inlined.
-      offsets[i] = (ints[2 * r + INT64_HI] ?? 0) * TWO_32 + ((ints[2 * r + INT64_LO] ?? 0) >>> 0);
-      const t = 2 * (count + r);
-      timestamps[i] = (ints[t + INT64_HI] ?? 0) * TWO_32 + ((ints[t + INT64_LO] ?? 0) >>> 0);
-    }
-    // Only a record with headers can be a tombstone (its mark leads them).
-    if (this.headerBytes() > 0) {
-      const { headerOffsets, bytes: all } = v;
-      const at = v.layout.headers;
-      for (let i = 0; i < n; i++) {
-        const h = headerOffsets[from + i] ?? 0;
-        const p = at + h;
-        if (
-          (headerOffsets[from + i + 1] ?? 0) - h >= 4 &&
-          all[p] === 0xff &&
-          all[p + 1] === 0xff &&
-          all[p + 2] === 0xff &&
-          all[p + 3] === 0xff
-        ) {
-          tombstones[i] = 1;
-        }
-      }
-    }
-    return { bytes, ends, tombstones, offsets, timestamps };
+    return packedOf(this.#views, this.#from, this.#to);
   }
 
   /**
@@ -345,95 +219,8 @@ export class ColumnarBatch implements SourceBatch {
    * (the codec's lengths and tombstone marks left out).
    */
   headerPayload(): number {
-    return this.headerPayloadOf(this.#from, this.#to);
+    return headerPayloadOf(this.#views, this.#from, this.#to);
   }
 
   /** `headerPayload` of rows `[from, to)` of the columns. */
-  private headerPayloadOf(from: number, to: number): number {
-    const { bytes, layout, headerOffsets } = this.#views;
-    const view = new DataView(bytes.buffer, bytes.byteOffset + layout.headers);
-    let payload = 0;
-    for (let r = from; r < to; r++) {
-      let pos = headerOffsets[r] ?? 0;
-      const end = headerOffsets[r + 1] ?? 0;
-      if (pos < end && view.getUint32(pos) === NULL_LENGTH) pos += 4;
-      while (pos < end) {
-        const name = view.getUint32(pos);
-        pos += 4 + name;
-        const value = view.getUint32(pos);
-        pos += 4;
-        const length = value === NULL_LENGTH ? 0 : value;
-        pos += length;
-        payload += name + length;
-      }
-    }
-    return payload;
-  }
-
-  private record(r: number): SourceRecord {
-    const v = this.#views;
-    const n = v.columns.count;
-    const buffer = v.columns.buffer;
-    const keyNull = v.columns.nullKeys > 0 && (((v.validity[r >> 3] ?? 0) >> (r & 7)) & 1) === 0;
-    const k0 = v.keyOffsets[r] ?? 0;
-    const v0 = v.valueOffsets[r] ?? 0;
-    const h0 = v.headerOffsets[r] ?? 0;
-    const h1 = v.headerOffsets[r + 1] ?? 0;
-    // A Buffer view, so header values come back as Buffers, as keys and values do.
-    const decoded =
-      h0 === h1 ? null : readHeaders(Buffer.from(buffer, v.layout.headers + h0, h1 - h0));
-    const record = {
-      offset: readInt64(v.ints, r),
-      key: keyNull
-        ? null
-        : Buffer.from(buffer, v.layout.keys + k0, (v.keyOffsets[r + 1] ?? 0) - k0),
-      value: Buffer.from(buffer, v.layout.values + v0, (v.valueOffsets[r + 1] ?? 0) - v0),
-      timestamp: readInt64(v.ints, n + r),
-      headers: decoded === null || decoded.headers.length === 0 ? NO_HEADERS : decoded.headers,
-    };
-    return decoded?.tombstone === true ? { ...record, tombstone: true } : record;
-  }
-}
-
-function viewsOf(columns: RecordColumns): ColumnViews {
-  const { count: n, buffer } = columns;
-  const layout = columnsLayout(n, columns.keyBytes, columns.valueBytes, columns.headerBytes);
-  return {
-    columns,
-    layout,
-    ints: new Int32Array(buffer, 0, 4 * n),
-    keyOffsets: new Int32Array(buffer, layout.keyOffsets, n + 1),
-    valueOffsets: new Int32Array(buffer, layout.valueOffsets, n + 1),
-    headerOffsets: new Int32Array(buffer, layout.headerOffsets, n + 1),
-    validity: new Uint8Array(buffer, layout.validity, layout.validityBytes),
-    bytes: new Uint8Array(buffer, 0, layout.total),
-  };
-}
-
-function regionLength(offsets: Int32Array, from: number, to: number): number {
-  return (offsets[to] ?? 0) - (offsets[from] ?? 0);
-}
-
-/** Offsets `[from, to]` less the first, into `out`. */
-function rebase(offsets: Int32Array, from: number, to: number, out: Int32Array): void {
-  const base = offsets[from] ?? 0;
-  if (base === 0) {
-    out.set(offsets.subarray(from, to + 1));
-    return;
-  }
-  for (let i = from; i <= to; i++) out[i - from] = (offsets[i] ?? 0) - base;
-}
-
-function copyRegion(
-  bytes: Uint8Array,
-  region: number,
-  offsets: Int32Array,
-  from: number,
-  to: number,
-  out: Uint8Array,
-  at: number,
-): void {
-  const start = offsets[from] ?? 0;
-  const end = offsets[to] ?? 0;
-  if (end > start) out.set(bytes.subarray(region + start, region + end), at);
 }
