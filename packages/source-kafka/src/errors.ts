@@ -24,7 +24,7 @@ export type KafkaSourceErrorCode = (typeof KAFKA_SOURCE_ERROR_CODES)[number];
  * - a commit the broker did not take is `transient`: the pipeline retries it
  *   with its next position (the latest position wins); so is a broker that
  *   did not answer within `connectTimeoutMs` (a later open may reach it);
- * - a consumer that crashed for good, an offset beyond 2^53 or a listener that threw end the source: `poison` (a new
+ * - a consumer that crashed for good, an offset or a timestamp beyond 2^53 or a listener that threw end the source: `poison` (a new
  *   source may read again, from the last committed position);
  * - wrong cursors, unknown partitions, a commit beyond what was read and
  *   calls in the wrong order, a topic that does not exist (the source never

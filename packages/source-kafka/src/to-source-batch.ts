@@ -76,11 +76,22 @@ export function toSourceBatch(
     headerBytes += writer.headerBytes(m.headers, m.value === null);
   }
   writer.begin({ count: messages.length - from, keyBytes, valueBytes, headerBytes });
-  for (let i = from; i < messages.length; i++) {
-    const m = messages[i] as FetchedMessage;
-    // A null value (a delete in a compacted topic) is marked on the record,
-    // not by a header a producer could also set.
-    writer.append(offsetOf(m.offset, fetched), timestampOf(m, fetched), m.key, m.value, m.headers);
+  try {
+    for (let i = from; i < messages.length; i++) {
+      const m = messages[i] as FetchedMessage;
+      // A null value (a delete in a compacted topic) is marked on the record,
+      // not by a header a producer could also set.
+      writer.append(
+        offsetOf(m.offset, fetched),
+        timestampOf(m, fetched),
+        m.key,
+        m.value,
+        m.headers,
+      );
+    }
+  } catch (error) {
+    writer.abandon();
+    throw error;
   }
   const batch = writer.finish(offsetSpan(fetched.topic, fetched.partition, start, end));
   return { batch, bytes: batch.payloadBytes(), skipped: from };

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { FetchedBatch, FetchedMessage } from '../src/index.js';
+import { ColumnsWriter } from '@thalweg/connector-core';
 import { toSourceBatch } from '../src/to-source-batch.js';
 
 const msg = (offset: number, extra: Partial<FetchedMessage> = {}): FetchedMessage => ({
@@ -99,6 +100,17 @@ describe('toSourceBatch', () => {
     expect(r?.tombstone).toBeUndefined();
     const headerBytes = headers.reduce((n, [h, v]) => n + h.length + (v?.byteLength ?? 0), 0);
     expect(out?.bytes).toBe(2 + 2 + headerBytes);
+  });
+
+  it('refuses a timestamp beyond 2^53 ms, naming the offset, and converts the next fetch', () => {
+    const writer = new ColumnsWriter();
+    const bad = batch([msg(4), { ...msg(5), timestamp: '9007199254740993' }]);
+    expect(() => toSourceBatch(bad, undefined, writer)).toThrow(
+      /TWG_KAFKA_RECORD_INVALID: t\/3 offset 5: timestamp 9007199254740993 is not/,
+    );
+    expect(
+      toSourceBatch(batch([msg(6)]), undefined, writer)?.batch.records.map((r) => r.offset),
+    ).toEqual([6]);
   });
 
   it('refuses offsets that are not safe integers, naming the partition and the offset', () => {

@@ -180,6 +180,11 @@ export class ColumnsWriter {
     f.row = i + 1;
   }
 
+  /** Drops the batch being written, if any: after a caller's own refusal mid-batch. */
+  abandon(): void {
+    this.filling = null;
+  }
+
   /** The batch of what was appended, under `span` (which must cover every offset). */
   finish(span: OffsetSpan): ColumnarBatch {
     const f = this.filling ?? refuse('batch', undefined, 'finish before begin');

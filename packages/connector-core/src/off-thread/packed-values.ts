@@ -27,11 +27,6 @@ export function packBatch(batch: SourceBatch): PackedRecords {
   return batch instanceof ColumnarBatch ? batch.packed() : packRecords(batch.records);
 }
 
-/** A batch's values packed, as `packBatch` packs them. */
-export function packBatchValues(batch: SourceBatch): PackedValues {
-  return batch instanceof ColumnarBatch ? batch.packed() : packValues(batch.records);
-}
-
 export function packValues(records: readonly SourceRecord[]): PackedValues {
   let total = 0;
   for (const r of records) total += r.value.byteLength;
