@@ -5,8 +5,6 @@ import type { PackedRecords } from '../off-thread/packed-values.js';
 import { NULL_LENGTH, readHeaders } from './headers-codec.js';
 import {
   columnsLayout,
-  INT64_HI,
-  INT64_LO,
   readInt64,
   type ColumnsLayout,
   type RecordColumns,
@@ -16,8 +14,6 @@ import {
  * What a `ColumnarBatch` does over its columns, as functions of the views
  * and the rows `[from, to)` it holds (columnar-batch.ts keeps the state).
  */
-
-const TWO_32 = 0x1_0000_0000;
 
 /** Typed views of one set of record columns, made once and shared by its slices. */
 export interface ColumnViews {
@@ -35,7 +31,7 @@ export interface ColumnViews {
 /**
  * The first row whose offset is not a safe integer inside the span above
  * the previous one, or whose timestamp is not a safe integer, or null
- * (columns-check.ts). Integer compares over the columns, no call per row.
+ * (columns-check.ts). Integer compares over the typed arrays, no method call per row.
  */
 export function rowsProblemOf(
   v: ColumnViews,
@@ -48,7 +44,7 @@ export function rowsProblemOf(
   const { start, end } = span;
   let previous = -1;
   for (let r = from; r < to; r++) {
-    const offset = (ints[2 * r + INT64_HI] ?? 0) * TWO_32 + ((ints[2 * r + INT64_LO] ?? 0) >>> 0);
+    const offset = readInt64(ints, r);
     if (!(offset >= start && offset < end && offset > previous) || !Number.isSafeInteger(offset)) {
       const i = r - from;
       return {
@@ -60,8 +56,7 @@ export function rowsProblemOf(
       };
     }
     previous = offset;
-    const t = 2 * (count + r);
-    const timestamp = (ints[t + INT64_HI] ?? 0) * TWO_32 + ((ints[t + INT64_LO] ?? 0) >>> 0);
+    const timestamp = readInt64(ints, count + r);
     if (!Number.isSafeInteger(timestamp)) {
       return {
         field: 'timestamp',
@@ -165,10 +160,8 @@ export function packedOf(v: ColumnViews, from: number, to: number): PackedRecord
   for (let i = 0; i < n; i++) {
     const r = from + i;
     ends[i] = (valueOffsets[r + 1] ?? 0) - base;
-    // int64 halves as numbers, as readInt64 reads them, inlined.
-    offsets[i] = (ints[2 * r + INT64_HI] ?? 0) * TWO_32 + ((ints[2 * r + INT64_LO] ?? 0) >>> 0);
-    const t = 2 * (count + r);
-    timestamps[i] = (ints[t + INT64_HI] ?? 0) * TWO_32 + ((ints[t + INT64_LO] ?? 0) >>> 0);
+    offsets[i] = readInt64(ints, r);
+    timestamps[i] = readInt64(ints, count + r);
   }
   // Only a record with headers can be a tombstone (its mark leads them).
   if (regionLength(v.headerOffsets, from, to) > 0) {

@@ -100,7 +100,7 @@ export class ColumnarBatch implements SourceBatch {
   /**
    * The first row whose offset is not a safe integer inside the span above
    * the previous one, or whose timestamp is not a safe integer, or null
-   * (columns-check.ts). Integer compares over the columns, no call per row.
+   * (columns-check.ts). Integer compares over the typed arrays, no method call per row.
    */
   rowsProblem(): {
     readonly field: string;
