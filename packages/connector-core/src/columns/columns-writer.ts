@@ -50,8 +50,8 @@ export class ColumnsWriter {
 
   /**
    * Encoded bytes of one record's headers and tombstone mark, for the sizes:
-   * called in the first pass, before `begin` (it uses the scratch a batch
-   * being written holds its headers in). Headers the codec cannot encode
+   * called in the first pass, before `begin` (the sizes are what `begin`
+   * is told). Nothing is encoded here. Headers the codec cannot encode
    * count 0 here; `append` refuses them, naming the offset.
    */
   headerBytes(headers: readonly unknown[], tombstone: boolean): number {
@@ -59,9 +59,8 @@ export class ColumnsWriter {
       refuse('batch', undefined, 'headerBytes while a batch is written: sum the sizes first');
     }
     if (headers.length === 0 && !tombstone) return 0;
-    this.headers.reset();
-    const end = this.headers.write(headers, tombstone);
-    return end < 0 ? 0 : end;
+    const size = this.headers.size(headers, tombstone);
+    return size < 0 ? 0 : size;
   }
 
   begin(sizes: ColumnSizes): void {
