@@ -1,5 +1,6 @@
 import {
   columnarOf,
+  columnsIn,
   columnsProblem,
   HEADERS_UNENCODABLE,
   HeaderEncoder,
@@ -148,16 +149,7 @@ export class BatchPacker {
     new Int32Array(buffer, at.headerOffsets, n + 1).set(ends.subarray(0, n + 1));
     if (headerBytes > 0) bytes.set(this.headers.written(), at.headers);
     return {
-      batch: {
-        span,
-        count: n,
-        nullKeys,
-        keyBytes,
-        valueBytes,
-        headerBytes,
-        bytes: at.total,
-        buffer,
-      },
+      batch: { span, ...columnsIn(at, nullKeys, buffer) },
       payloadBytes: keyBytes + valueBytes + this.headers.payload,
     };
   }
@@ -177,24 +169,11 @@ export class BatchPacker {
         offset: problem.offset,
       });
     }
-    const n = batch.count;
-    const keyBytes = batch.keyBytes();
-    const valueBytes = batch.valueBytes();
-    const headerBytes = batch.headerBytes();
-    const at = packLayout(n, keyBytes, valueBytes, headerBytes);
+    const at = packLayout(batch.count, batch.keyBytes(), batch.valueBytes(), batch.headerBytes());
     const buffer = this.pool.take(at.total);
     const nullKeys = batch.writeColumns(buffer, at);
     return {
-      batch: {
-        span,
-        count: n,
-        nullKeys,
-        keyBytes,
-        valueBytes,
-        headerBytes,
-        bytes: at.total,
-        buffer,
-      },
+      batch: { span, ...columnsIn(at, nullKeys, buffer) },
       payloadBytes: batch.payloadBytes(),
     };
   }

@@ -13,6 +13,7 @@ import {
   type ColumnViews,
 } from './column-views.js';
 import {
+  columnsIn,
   columnsLayout,
   readInt64,
   type ColumnsLayout,
@@ -187,21 +188,10 @@ export class ColumnarBatch implements SourceBatch {
   detached(): ColumnarBatch {
     const { columns } = this.#views;
     if (this.#from === 0 && this.#to === columns.count) return this;
-    const keyBytes = this.keyBytes();
-    const valueBytes = this.valueBytes();
-    const headerBytes = this.headerBytes();
-    const at = columnsLayout(this.count, keyBytes, valueBytes, headerBytes);
+    const at = columnsLayout(this.count, this.keyBytes(), this.valueBytes(), this.headerBytes());
     const buffer = new ArrayBuffer(at.total);
     const nullKeys = this.writeColumns(buffer, at);
-    return ColumnarBatch.over(this.span, {
-      count: this.count,
-      nullKeys,
-      keyBytes,
-      valueBytes,
-      headerBytes,
-      bytes: at.total,
-      buffer,
-    });
+    return ColumnarBatch.over(this.span, columnsIn(at, nullKeys, buffer));
   }
 
   /**

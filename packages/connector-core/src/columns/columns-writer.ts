@@ -3,7 +3,7 @@ import type { OffsetSpan } from '../offset-span.js';
 import type { SourceBatch } from '../source.js';
 import { ColumnarBatch } from './columnar-batch.js';
 import { HEADERS_UNENCODABLE, HeaderEncoder, MAX_COLUMN_BYTES } from './header-encoder.js';
-import { columnsLayout, writeInt64, type ColumnsLayout } from './record-columns.js';
+import { columnsIn, columnsLayout, writeInt64, type ColumnsLayout } from './record-columns.js';
 
 /** The sizes of a batch to write, summed by the source in a first pass over what it decoded. */
 export interface ColumnSizes {
@@ -211,15 +211,7 @@ export class ColumnsWriter {
       );
     }
     f.bytes.set(this.headers.written(), f.at.headers);
-    return ColumnarBatch.over(span, {
-      count,
-      nullKeys: f.nullKeys,
-      keyBytes,
-      valueBytes,
-      headerBytes,
-      bytes: f.at.total,
-      buffer: f.buffer,
-    });
+    return ColumnarBatch.over(span, columnsIn(f.at, f.nullKeys, f.buffer));
   }
 
   /** A batch of record objects written as columns (tests, benches, a source holding objects anyway). */

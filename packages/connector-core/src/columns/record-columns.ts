@@ -38,8 +38,12 @@ export interface RecordColumns {
   readonly buffer: ArrayBuffer;
 }
 
-/** Byte positions of the regions of record columns. */
+/** Byte positions of the regions of record columns, and the sizes they were laid out for. */
 export interface ColumnsLayout {
+  readonly count: number;
+  readonly keyBytes: number;
+  readonly valueBytes: number;
+  readonly headerBytes: number;
   readonly offsets: number;
   readonly timestamps: number;
   readonly keyOffsets: number;
@@ -70,6 +74,10 @@ export function columnsLayout(
   const values = align8(keys + keyBytes);
   const headers = align8(values + valueBytes);
   return {
+    count,
+    keyBytes,
+    valueBytes,
+    headerBytes,
     offsets: 0,
     timestamps,
     keyOffsets,
@@ -82,6 +90,12 @@ export function columnsLayout(
     headers,
     total: headers + headerBytes,
   };
+}
+
+/** The columns laid out by `at` in `buffer`, `nullKeys` of whose keys are null. */
+export function columnsIn(at: ColumnsLayout, nullKeys: number, buffer: ArrayBuffer): RecordColumns {
+  const { count, keyBytes, valueBytes, headerBytes } = at;
+  return { count, nullKeys, keyBytes, valueBytes, headerBytes, bytes: at.total, buffer };
 }
 
 /** Which int32 of an int64 holds the low half, in the platform's byte order (Arrow's too). */
