@@ -66,6 +66,10 @@ share.coordinator.state.topic.min.isr=1
 offsets.topic.num.partitions=1
 transaction.state.log.num.partitions=1
 share.coordinator.state.topic.num.partitions=1
+# records are never deleted by age: tests produce records stamped years ago
+# (the property tests draw timestamps from 2020-2023), and the default 7-day
+# retention deleted them whenever its 5-minute check ran between produce and read
+log.retention.ms=-1
 # tests join groups immediately instead of waiting 3 s for more members
 group.initial.rebalance.delay.ms=0
 # sized for a 2-core machine
