@@ -37,10 +37,11 @@ export interface LaneCounts {
 /**
  * Raw's use of the delivery layer's ack lane, the same for either writer:
  * the lane is bounded by `maxQueuedBatches`/`maxQueuedBytes`, takes one
- * segment's worth (`maxBatchesPerSegment`/`maxSegmentBytes`) per burst, and
- * confirms with durability `flush-close`. A writer's durable step makes the
- * burst a durable segment and calls `indexed` for it before it resolves:
- * reads see a segment before its batches are confirmed, never after.
+ * segment's worth (`maxBatchesPerSegment`/`maxSegmentBytes`) per burst, or
+ * a few for the worker writer, and confirms with durability `flush-close`.
+ * A writer's durable step makes the burst durable segments and calls
+ * `indexed` for each before any of its batches settles: reads see a
+ * segment before its batches are confirmed, never after.
  */
 export class RawLane {
   readonly lane: AckLane<number, 'primary-raw', Accepted>;
@@ -58,11 +59,15 @@ export class RawLane {
    * `countUntil`: the inline writer's batches leave the bound when it takes
    * them (its burst is the segment it writes); the worker writer's stay in
    * it until durable, since the thread holds their buffers until then.
+   * `segmentsPerBurst`: how many segments' worth one burst may grow to; the
+   * inline writer writes one segment per burst, the worker writer keeps its
+   * thread fed across several (worker-writer.ts).
    */
   constructor(
     private readonly o: ResolvedOptions,
     private readonly index: SegmentIndex,
     countUntil: 'taken' | 'released',
+    segmentsPerBurst = 1,
   ) {
     this.lane = new AckLane({
       sink: o.id,
@@ -70,7 +75,10 @@ export class RawLane {
       durability: 'flush-close',
       target: o.confirm,
       queue: { maxItems: o.maxQueuedBatches, maxBytes: o.maxQueuedBytes, countUntil },
-      burst: { maxItems: o.maxBatchesPerSegment, maxBytes: o.maxSegmentBytes },
+      burst: {
+        maxItems: o.maxBatchesPerSegment * segmentsPerBurst,
+        maxBytes: o.maxSegmentBytes * segmentsPerBurst,
+      },
       // The batch IS durable; only acting on it failed, so the position lags
       // (a replay later, absorbed by the record id). The lane carries on.
       onConfirmFailure: (error, a) => this.report({ kind: 'confirm-failed', span: a.span, error }),

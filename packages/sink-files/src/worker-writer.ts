@@ -24,15 +24,21 @@ import {
 type DurableReport = Extract<FromWorker, { type: 'durable' }>;
 
 /**
+ * How many segments' worth one durable step hands the thread before it
+ * lets the lane start the next: the thread runs dry only between steps,
+ * once per this many segments under a steady load.
+ */
+const SEGMENTS_PER_BURST = 8;
+
+/**
  * `writer: 'worker'` (the default): the submitting thread only checks and
  * packs each batch (batch-packer.ts) and queues it on raw's ack lane; the
- * lane's durable step hands each burst (one segment's worth) to a writer
- * thread (segment-worker.ts), transferring the buffers, and waits for the
- * thread to report it durable. The thread builds the envelopes, encodes the
- * segment, group-commits and makes it durable, so the work that scales with
- * the bytes (encoding, copying into the segment, the write) leaves the
- * thread the source and the pipeline run on, while that thread packs the
- * next burst.
+ * lane's durable step hands its burst to a writer thread (segment-worker.ts),
+ * transferring the buffers, and goes on handing over what is admitted while
+ * it waits for the thread's durable reports. The thread group-commits,
+ * encodes one segment while the last is written, and makes each durable, so
+ * the work that scales with the bytes (encoding, copying into the segment,
+ * the write) leaves the thread the source and the pipeline run on.
  *
  * The guarantees are the inline writer's:
  * - A batch counts against `maxQueuedBatches`/`maxQueuedBytes` from
@@ -60,7 +66,10 @@ export class WorkerWriter implements SegmentWriter {
   private outstanding = 0;
   /** Durable reports not yet taken by the step, and the step waiting for one. */
   private readonly reports: DurableReport[] = [];
-  private reportWaiter: { resolve: () => void; reject: (e: Error) => void } | null = null;
+  private reportWaiter: {
+    resolve: (report: DurableReport | null) => void;
+    reject: (e: Error) => void;
+  } | null = null;
   private failure: RawSinkError | null = null;
   private ending = false;
   /** The thread was told to end: its exit is expected once it reported all it held. */
@@ -73,7 +82,7 @@ export class WorkerWriter implements SegmentWriter {
     index: SegmentIndex,
     private readonly worker: Worker,
   ) {
-    this.raw = new RawLane(o, index, 'released');
+    this.raw = new RawLane(o, index, 'released', SEGMENTS_PER_BURST);
     this.pool = new BufferPool(pooledBytes(o));
     this.packer = new BatchPacker(o.cluster, this.pool);
     worker.on('message', (message: FromWorker) => this.receive(message));
@@ -184,7 +193,8 @@ export class WorkerWriter implements SegmentWriter {
 
   submit(batch: SourceBatch, confirm: Confirm<'primary-raw'>): Promise<void> {
     const { batch: packed, payloadBytes } = this.packer.pack(batch);
-    return this.raw.submit(packed, payloadBytes, confirm);
+    // Admitted: a step waiting on the thread hands it over at once (writeSegments).
+    return this.raw.submit(packed, payloadBytes, confirm).then(() => this.wakeStep(null));
   }
 
   flush(): Promise<void> {
@@ -243,48 +253,58 @@ export class WorkerWriter implements SegmentWriter {
   /**
    * The durable step: hands the burst to the thread (transferring each
    * buffer), then indexes and settles each segment the thread reports, in
-   * order, until the whole burst is durable.
+   * order, until every batch it handed over is durable. While it waits it
+   * takes what was submitted since (`ctx.more`, up to SEGMENTS_PER_BURST
+   * segments' worth) and hands that over too, so the thread always has the
+   * next segment to encode while the last is written (segment-loop.ts). It
+   * hands over only what the burst holds, so no report spans two steps.
    */
   private async writeSegments(
     burst: readonly Accepted[],
     ctx: BurstContext<number, Accepted>,
   ): Promise<void> {
-    if (this.outstanding === 0) this.worker.ref();
-    for (const a of burst) {
-      this.post({ type: 'batch', batch: a.packed }, [a.packed.buffer]);
-      this.outstanding++;
-    }
-    let done = 0;
-    while (done < burst.length) {
-      const report = await this.nextReport();
-      if (report.batches < 1 || report.batches > burst.length - done) {
-        throw this.fail(
-          new RawSinkError(
-            'TWG_RAW_WRITE_FAILED',
-            `the writer thread reported ${report.batches} batches durable in ${report.file} ` +
-              `while ${burst.length - done} were outstanding`,
-          ),
-        );
+    const handed: Accepted[] = [];
+    const handOver = (entries: readonly Accepted[]): void => {
+      if (entries.length > 0 && this.outstanding === 0) this.worker.ref();
+      for (const a of entries) {
+        this.post({ type: 'batch', batch: a.packed }, [a.packed.buffer]);
+        handed.push(a);
+        this.outstanding++;
       }
-      const part = burst.slice(done, done + report.batches);
-      done += part.length;
-      this.outstanding -= part.length;
-      if (this.outstanding === 0 && !this.ending) this.worker.unref();
-      this.raw.indexed(report.file, report.sequence, report.layout, part);
-      const at = Date.now();
-      await ctx.settle(part.map((entry) => ({ entry, at })));
+    };
+    handOver(burst);
+    let done = 0;
+    while (done < handed.length) {
+      const report = await this.nextReport();
+      if (report !== null) {
+        const part = handed.slice(done, done + report.batches);
+        if (report.batches < 1 || part.length < report.batches) {
+          throw this.fail(
+            new RawSinkError(
+              'TWG_RAW_WRITE_FAILED',
+              `the writer thread reported ${report.batches} batches durable in ${report.file} ` +
+                `while ${handed.length - done} were outstanding`,
+            ),
+          );
+        }
+        done += part.length;
+        this.outstanding -= part.length;
+        if (this.outstanding === 0 && !this.ending) this.worker.unref();
+        this.raw.indexed(report.file, report.sequence, report.layout, part);
+        const at = Date.now();
+        await ctx.settle(part.map((entry) => ({ entry, at })));
+      }
+      handOver(ctx.more());
     }
   }
 
-  private nextReport(): Promise<DurableReport> {
-    return new Promise<DurableReport>((resolve, reject) => {
-      const take = (): void => {
-        const report = this.reports.shift();
-        if (report !== undefined) resolve(report);
-        else if (this.failure !== null) reject(this.failure);
-        else this.reportWaiter = { resolve: take, reject };
-      };
-      take();
+  /** The next durable report, or null when a submit was admitted meanwhile (`more` may have it). */
+  private nextReport(): Promise<DurableReport | null> {
+    return new Promise<DurableReport | null>((resolve, reject) => {
+      const report = this.reports.shift();
+      if (report !== undefined) resolve(report);
+      else if (this.failure !== null) reject(this.failure);
+      else this.reportWaiter = { resolve, reject };
     });
   }
 
@@ -294,11 +314,9 @@ export class WorkerWriter implements SegmentWriter {
 
   private receive(message: FromWorker): void {
     switch (message.type) {
-      case 'durable': {
-        this.reports.push(message);
-        this.wakeStep();
+      case 'durable':
+        this.wakeStep(message);
         return;
-      }
       case 'recycle':
         for (const buffer of message.buffers) this.pool.give(buffer);
         return;
@@ -320,10 +338,12 @@ export class WorkerWriter implements SegmentWriter {
     }
   }
 
-  private wakeStep(): void {
+  /** Hands the waiting step the report that arrived, or null for a batch admitted meanwhile. */
+  private wakeStep(report: DurableReport | null): void {
     const waiter = this.reportWaiter;
     this.reportWaiter = null;
-    waiter?.resolve();
+    if (waiter !== null) waiter.resolve(report);
+    else if (report !== null) this.reports.push(report);
   }
 
   /**

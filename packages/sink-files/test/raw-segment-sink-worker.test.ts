@@ -128,6 +128,21 @@ describe('RawSegmentSink, worker writer', () => {
     await sink.close();
   });
 
+  it('hands the thread what is admitted while it writes: one step spans segments, each confirmed on its own', async () => {
+    const target = recordingTarget();
+    const sink = await openWorker(await tempDir(), { confirm: target, maxBatchesPerSegment: 1 });
+    const batches = Array.from({ length: 6 }, (_, i) => batchOf('t', 0, i * 10, i * 10 + 10));
+    // No submit waits (the lane has room), so all six are admitted before
+    // the thread can report its first segment: the step under way takes
+    // them over, where a step of one segment's worth took one.
+    for (const b of batches) await sink.submit(b, b.span, anchor(b));
+    await sink.flush();
+    expect(workerOf(sink).lanes()[0]?.metrics.coalesce.max).toBeGreaterThan(1);
+    expect(sink.stats()).toMatchObject({ segmentsWritten: 6, maxBatchesPerBurst: 1 });
+    expect(target.applied.map((a) => a.receipt.span.start)).toEqual([0, 10, 20, 30, 40, 50]);
+    await sink.close();
+  });
+
   it('close drains what was accepted, stops the thread, and refuses later submits', async () => {
     const target = recordingTarget();
     const sink = await openWorker(await tempDir(), { confirm: target });

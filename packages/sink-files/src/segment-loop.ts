@@ -1,0 +1,133 @@
+import { join } from 'node:path';
+import type { RetryPolicy } from '@thalweg/connector-core';
+import { RawSinkError, reasonOf } from './errors.js';
+import type { PackedBatch } from './packed-batch.js';
+import { MANIFEST_FILE, ManifestAppender } from './raw-manifest.js';
+import { commitSegment } from './segment-commit.js';
+import { packedSegmentChunks, type SegmentChunks } from './segment-codec.js';
+import type { SegmentFs } from './segment-fs.js';
+import { segmentName } from './segment-name.js';
+import type { FromWorker } from './worker-protocol.js';
+
+/** What the writer thread's loop runs on: the file system, the bounds, and its two ends. */
+export interface SegmentLoopDeps {
+  readonly fs: SegmentFs;
+  /** Absolute; segments and the manifest are written here. */
+  readonly dir: string;
+  readonly cluster: string;
+  readonly retry: RetryPolicy;
+  readonly maxSegmentBytes: number;
+  readonly maxBatchesPerSegment: number;
+  /** The sequence of the first segment written. */
+  readonly nextSequence: number;
+  /** False only for the benchmark's unchecked baseline (segment-codec.ts). */
+  readonly checksums: boolean;
+  /**
+   * The next segment's batches, in the order they were sent: waits for at
+   * least one, takes what is queued within the bounds; null once ended and
+   * drained.
+   */
+  readonly take: (maxItems: number, maxBytes: number) => Promise<readonly PackedBatch[] | null>;
+  /** Reports to the sink's thread (`recycle` carries buffers to transfer back). */
+  readonly post: (message: FromWorker) => void;
+}
+
+/** How the loop ended: drained after `end`, or stopped at a segment it could not make durable. */
+export type SegmentLoopEnd = 'ended' | 'failed';
+
+/**
+ * The writer thread's work, double-buffered: while segment k is being made
+ * durable (its write, fsyncs, rename and manifest line are IO on libuv's
+ * pool), the loop takes what is queued and encodes segment k+1 (CPU). So a
+ * cycle costs the larger of the two, not their sum.
+ *
+ * Segment k+1 is committed only after segment k's commit resolved: its
+ * temp file, rename, directory fsync and manifest line all come after
+ * segment k's manifest line is fsynced, and its `durable` report after
+ * segment k's. At most two segments are held: one committing, one encoded.
+ *
+ * A segment that cannot be encoded or made durable stops the loop: the
+ * segment before it still finishes its commit and is reported (it is
+ * durable), then `failed` names the file; the segment after it was encoded
+ * only, never written, and is dropped with its batches unconfirmed.
+ */
+export async function runSegmentLoop(d: SegmentLoopDeps): Promise<SegmentLoopEnd> {
+  const manifest = await ManifestAppender.open(d.fs, join(d.dir, MANIFEST_FILE));
+  let sequence = d.nextSequence;
+  /** Set by the first segment that fails (a commit settles it while the loop takes the next). */
+  const state = { failed: false };
+  const fail = (name: string, error: unknown): void => {
+    if (state.failed) return;
+    state.failed = true;
+    const cause = error instanceof RawSinkError ? error.cause : error;
+    d.post({
+      type: 'failed',
+      file: join(d.dir, name),
+      reason: error instanceof RawSinkError ? error.reason : reasonOf(error),
+      cause: reasonOf(cause),
+    });
+  };
+  const commit = async (
+    seq: number,
+    name: string,
+    segment: SegmentChunks,
+    burst: readonly PackedBatch[],
+  ): Promise<void> => {
+    if (state.failed) return;
+    try {
+      await commitSegment(
+        {
+          fs: d.fs,
+          dir: d.dir,
+          retry: d.retry,
+          onRetry: (file, attempt, error) =>
+            d.post({ type: 'retry', file, attempt, error: reasonOf(error) }),
+        },
+        manifest,
+        seq,
+        name,
+        segment,
+        burst.map((b) => ({ span: b.span, records: b.count })),
+      );
+    } catch (error) {
+      fail(name, error);
+      return;
+    }
+    // Written: the chunks viewing the buffers are done with them.
+    d.post({ type: 'recycle', buffers: burst.map((b) => b.buffer) });
+    d.post({
+      type: 'durable',
+      file: name,
+      sequence: seq,
+      layout: segment.layout,
+      batches: burst.length,
+    });
+  };
+
+  /** Segment k's commit while k+1 is taken and encoded. */
+  let committing: Promise<void> = Promise.resolve();
+  while (!state.failed) {
+    const burst = await d.take(d.maxBatchesPerSegment, d.maxSegmentBytes);
+    if (burst === null) break;
+    const seq = sequence++;
+    const name = segmentName(seq);
+    let segment: SegmentChunks;
+    try {
+      segment = packedSegmentChunks(d.cluster, burst, d.checksums);
+    } catch (error) {
+      await committing;
+      fail(name, error);
+      break;
+    }
+    const previous = committing;
+    committing = previous.then(() => commit(seq, name, segment, burst));
+    await previous;
+  }
+  await committing;
+  if (state.failed) {
+    await manifest.close().catch(() => undefined);
+    return 'failed';
+  }
+  await manifest.close();
+  return 'ended';
+}
