@@ -25,10 +25,38 @@ export type SecondaryConfigInput = LaneSettings;
 export const secondaryConfigSchema = z.strictObject({
   allowNonDurable: z.boolean().default(false),
   maxQueuedBatches: positiveInt.default(256),
-  maxQueuedBytes: positiveInt.default(64 * 1024 * 1024),
+  // Resolved against the memory limit (secondaryConfig), not here.
+  maxQueuedBytes: positiveInt.optional(),
 });
 
-export type SecondaryConfig = z.output<typeof secondaryConfigSchema>;
+/** A secondary's lane settings, resolved: the byte bound as declared, or from the memory limit. */
+export type SecondaryConfig = Omit<z.output<typeof secondaryConfigSchema>, 'maxQueuedBytes'> & {
+  readonly maxQueuedBytes: number;
+};
+
+/** The pipeline's `memoryLimitBytes` when it sets none. */
+export const DEFAULT_MEMORY_LIMIT_BYTES = 1024 * 1024 * 1024;
+/** The most a secondary lane holds, in bytes, when its part declares no bound. */
+export const MAX_DEFAULT_LANE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * A secondary lane's byte bound when its part declares none: a sixteenth of
+ * the memory limit, at most 64 MiB. Each lane's queue is memory flow control
+ * cannot shed by reading less, so its share follows the limit the user set
+ * (64 MiB at the default 1 GiB, 32 MiB at 512 MiB).
+ */
+export function defaultLaneBytes(memoryLimitBytes: number): number {
+  return Math.max(1, Math.min(MAX_DEFAULT_LANE_BYTES, Math.floor(memoryLimitBytes / 16)));
+}
+
+/** Resolves a secondary's declared lane settings against the pipeline's memory limit. */
+export function resolveLaneSettings(
+  input: SecondaryConfigInput = {},
+  memoryLimitBytes = DEFAULT_MEMORY_LIMIT_BYTES,
+): SecondaryConfig {
+  const own = secondaryConfigSchema.parse(input);
+  return { ...own, maxQueuedBytes: own.maxQueuedBytes ?? defaultLaneBytes(memoryLimitBytes) };
+}
 
 /**
  * Everything about a pipeline that is plain data, validated once at start
@@ -75,7 +103,8 @@ export interface PipelineConfigInput {
    * The memory the pipeline may hold, in bytes; the memory ratio flow control
    * reads is the V8 heap in use plus array buffers over this (ADR 0041), so
    * leave the process's fixed overhead (code, reserved heap, other threads)
-   * between it and a container's limit.
+   * between it and a container's limit. A secondary lane that declares no
+   * `maxQueuedBytes` holds at most a sixteenth of it (at most 64 MiB).
    * @defaultValue 1073741824 (1 GiB)
    */
   memoryLimitBytes?: number | undefined;
@@ -142,7 +171,7 @@ export const pipelineConfigSchema = z.strictObject({
   maxRecordBytes: positiveInt.default(4 * 1024 * 1024),
   secondaries: z.record(z.string(), secondaryConfigSchema).default({}),
   flowControl: flowControlConfigSchema.prefault({}),
-  memoryLimitBytes: positiveInt.default(1024 * 1024 * 1024),
+  memoryLimitBytes: positiveInt.default(DEFAULT_MEMORY_LIMIT_BYTES),
   evaluateEveryMs: positiveInt.default(200),
   commit: z
     .strictObject({
@@ -166,5 +195,5 @@ export function parsePipelineConfig(input: unknown = {}, path = 'config'): Pipel
 }
 
 export function secondaryConfig(config: PipelineConfig, id: string): SecondaryConfig {
-  return config.secondaries[id] ?? secondaryConfigSchema.parse({});
+  return resolveLaneSettings(config.secondaries[id], config.memoryLimitBytes);
 }

@@ -21,7 +21,7 @@ import type { LaneState, SecondaryStats } from './secondary-stats.js';
 import { batchBytes } from './batch-split.js';
 import type { CoverageRecorder } from './coverage-recorder.js';
 import { CoveredSpans } from './covered-spans.js';
-import { secondaryConfigSchema, type SecondaryConfig } from './pipeline-config.js';
+import { resolveLaneSettings, type SecondaryConfig } from './pipeline-config.js';
 import { PendingSpans } from './secondary-pending.js';
 import { publishSubmitted } from './submit-event.js';
 import { emptyReceipt } from './vacuous-receipt.js';
@@ -60,7 +60,7 @@ export type QuarantineSink = (sink: string, batch: SourceBatch, note: Quarantine
  * out stays a gap for recovery. Only a sink that failed ends the lane.
  */
 export class SecondaryLane<B> {
-  private config: SecondaryConfig = secondaryConfigSchema.parse({});
+  private config: SecondaryConfig = resolveLaneSettings();
   private queue = queueOf(this.config);
   private state: LaneState = { kind: 'running' };
   private pump: Promise<void> | null = null;

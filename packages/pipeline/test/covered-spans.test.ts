@@ -3,7 +3,7 @@ import { InMemoryCoverage } from '@thalweg/offset-store';
 import { describe, expect, it } from 'vitest';
 import { CoverageRecorder } from '../src/coverage-recorder.js';
 import { CoveredSpans } from '../src/covered-spans.js';
-import { secondaryConfigSchema } from '../src/pipeline-config.js';
+import { resolveLaneSettings } from '../src/pipeline-config.js';
 import { SecondaryLane } from '../src/secondary-lane.js';
 import { build } from './doubles/harness.js';
 import { jsonRows, MemorySecondary, type MemoryRow } from './doubles/memory-sinks.js';
@@ -83,7 +83,7 @@ describe('a live lane offered a batch its sink holds in part', () => {
       covered,
     );
     const sink = new MemorySecondary(lane.target, 'sec0');
-    lane.start(sink, secondaryConfigSchema.parse({}));
+    lane.start(sink, resolveLaneSettings({}));
     const records = makeRecords('t', 0, 80);
     lane.offer({ span: offsetSpan('t', 0, 20, 80), records: records.slice(20, 80) });
     await until(() => lane.stats().submittedBatches > 0 && lane.stats().queuedBatches === 0);

@@ -2,7 +2,7 @@ import { offsetSpan, sinkId, type SourceBatch, type SourceRecord } from '@thalwe
 import { InMemoryCoverage } from '@thalweg/offset-store';
 import { describe, expect, it } from 'vitest';
 import { CoverageRecorder } from '../src/coverage-recorder.js';
-import { secondaryConfigSchema } from '../src/pipeline-config.js';
+import { resolveLaneSettings } from '../src/pipeline-config.js';
 import { SecondaryLane } from '../src/secondary-lane.js';
 import { jsonRows, MemorySecondary } from './doubles/memory-sinks.js';
 import { makeRecords } from './doubles/memory-sources.js';
@@ -37,7 +37,7 @@ function setup(config: { maxQueuedBatches?: number } = {}) {
   const sink = new MemorySecondary(lane.target, 'sec0');
   let release = (): void => undefined;
   sink.stallSubmit = new Promise<void>((r) => (release = r));
-  lane.start(sink, secondaryConfigSchema.parse(config));
+  lane.start(sink, resolveLaneSettings(config));
   return { lane, sink, derived, release };
 }
 

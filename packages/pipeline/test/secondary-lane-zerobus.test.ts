@@ -4,7 +4,7 @@ import { InMemoryCoverage } from '@thalweg/offset-store';
 import { FakeCatalog, FakeTransportFactory, ZerobusSink } from '@thalweg/sink-zerobus';
 import { describe, expect, it } from 'vitest';
 import { CoverageRecorder } from '../src/coverage-recorder.js';
-import { secondaryConfigSchema } from '../src/pipeline-config.js';
+import { resolveLaneSettings } from '../src/pipeline-config.js';
 import { SecondaryLane } from '../src/secondary-lane.js';
 import type { Derived, QuarantineNote } from '../src/topology.js';
 import { makeRecords } from './doubles/memory-sources.js';
@@ -61,7 +61,7 @@ describe('SecondaryLane over a Zerobus sink', () => {
       confirm: lane.target,
       log: () => undefined,
     });
-    lane.start(sink, secondaryConfigSchema.parse({}));
+    lane.start(sink, resolveLaneSettings({}));
     for (let at = 0; at < 40; at += 10) lane.offer(batch(at, at + 10));
     await until(() => lane.stats().deliveredBatches === 3);
 

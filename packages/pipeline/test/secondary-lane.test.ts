@@ -2,7 +2,7 @@ import { offsetSpan, sinkId, type SourceBatch } from '@thalweg/connector-core';
 import { InMemoryCoverage } from '@thalweg/offset-store';
 import { describe, expect, it } from 'vitest';
 import { CoverageRecorder } from '../src/coverage-recorder.js';
-import { secondaryConfigSchema } from '../src/pipeline-config.js';
+import { resolveLaneSettings } from '../src/pipeline-config.js';
 import { SecondaryLane } from '../src/secondary-lane.js';
 import type { Derive, Derived, QuarantineNote } from '../src/topology.js';
 import { jsonRows, MemorySecondary, type MemoryRow } from './doubles/memory-sinks.js';
@@ -36,7 +36,7 @@ function setup(
   );
   const sink = new MemorySecondary(lane.target, 'sec0');
   sink.mode = 'manual';
-  lane.start(sink, secondaryConfigSchema.parse(config));
+  lane.start(sink, resolveLaneSettings(config));
   const covered = async () => {
     await recorder.drain();
     return (await coverage.covered({ sink: SEC, ...P })).ranges();

@@ -53,7 +53,9 @@ export interface LaneSettings {
   maxQueuedBatches?: number | undefined;
   /**
    * Bytes held at most in that queue; either bound sheds.
-   * @defaultValue 67108864 (64 MiB)
+   * @defaultValue `min(memoryLimitBytes / 16, 64 MiB)`: a sixteenth of the
+   * pipeline's memory limit, at most 64 MiB (64 MiB at the default limit of
+   * 1 GiB, 32 MiB at 512 MiB)
    */
   maxQueuedBytes?: number | undefined;
 }

@@ -5,7 +5,7 @@ import { PostgresSink, type PgBatch, type PgTableSpec } from '@thalweg/sink-post
 import { postgresUrl, uniqueIdentifier } from '@thalweg/test-services';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CoverageRecorder } from '../../src/coverage-recorder.js';
-import { secondaryConfigSchema } from '../../src/pipeline-config.js';
+import { resolveLaneSettings } from '../../src/pipeline-config.js';
 import { SecondaryLane } from '../../src/secondary-lane.js';
 import type { Derived, QuarantineNote } from '../../src/topology.js';
 import { makeRecords } from '../doubles/memory-sources.js';
@@ -82,7 +82,7 @@ describe('SecondaryLane over a PostgreSQL sink', () => {
       log: () => undefined,
       onError: () => undefined,
     });
-    lane.start(sink, secondaryConfigSchema.parse({}));
+    lane.start(sink, resolveLaneSettings());
     for (let at = 0; at < 50; at += 10) lane.offer(batch(at, at + 10));
     await until(() => lane.stats().deliveredBatches + lane.stats().setAsideBatches === 5);
 
