@@ -1,4 +1,4 @@
-import type { SourceBatch } from '@thalweg/connector-core';
+import { columnarOf, type SourceBatch } from '@thalweg/connector-core';
 import type { QuarantineNote } from './topology.js';
 
 /** The part of a batch inside `want`; null when nothing of it is. */
@@ -25,9 +25,14 @@ export function recordsIn(
     .length;
 }
 
-/** The records of `batch` handed to the sink: those the derivation did not quarantine. */
+/**
+ * The records of `batch` handed to the sink: those the derivation did not
+ * quarantine. The lane holds it until the sink settles, beside the rows
+ * the sink holds, so a columnar batch is held as columns only: the records
+ * the derivation made of it would be a second copy on the heap, as objects.
+ */
 export function submittedPart(batch: SourceBatch, refused: readonly QuarantineNote[]): SourceBatch {
-  if (refused.length === 0) return batch;
+  if (refused.length === 0) return columnarOf(batch)?.columnsOnly() ?? batch;
   const gone = new Set(refused.map((n) => n.offset));
   return { span: batch.span, records: batch.records.filter((r) => !gone.has(r.offset)) };
 }

@@ -1,6 +1,7 @@
 import {
   derivedCoverage,
   isDurable,
+  recordCount,
   formatSpan,
   setAsideOf,
   SubmitQueue,
@@ -156,7 +157,7 @@ export class SecondaryLane<B> {
     if (parts.missing.length === 0 && parts.claimed.length === 0) {
       // Written durably before (ahead of a crash, or by recovery just now).
       this.alreadyCovered += 1;
-      this.alreadyCoveredRecords += batch.records.length;
+      this.alreadyCoveredRecords += recordCount(batch);
       return;
     }
     if (this.state.kind !== 'running' || this.stopping) {
@@ -166,7 +167,7 @@ export class SecondaryLane<B> {
     if (parts.missing.length === 0) {
       // Recovery is writing the rest into the sink now: not twice.
       this.replaying += 1;
-      this.replayingRecords += batch.records.length;
+      this.replayingRecords += recordCount(batch);
       return;
     }
     if (parts.covered.length > 0 || parts.claimed.length > 0) {
@@ -277,7 +278,7 @@ export class SecondaryLane<B> {
             `its later batches stay gaps for recovery: ${message(error)}`,
         );
         this.shed += 1;
-        this.shedRecords += batch.records.length;
+        this.shedRecords += recordCount(batch);
         this.pending.clear();
         this.dropQueued();
         this.queue.end();
@@ -361,7 +362,7 @@ export class SecondaryLane<B> {
 
   private shedItem(item: Queued): void {
     this.shed += 1;
-    this.shedRecords += item.batch.records.length;
+    this.shedRecords += recordCount(item.batch);
   }
 
   /**

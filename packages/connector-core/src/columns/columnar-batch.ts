@@ -170,6 +170,17 @@ export class ColumnarBatch implements SourceBatch {
   }
 
   /**
+   * This batch again, over the same columns, with no records made: what a
+   * holder keeps once the records a reader made of it are no longer needed
+   * (a lane holding a batch until its sink settles, while the sink holds
+   * the rows derived from those records). No bytes are copied; `records`
+   * is made again if it is read.
+   */
+  columnsOnly(): ColumnarBatch {
+    return new ColumnarBatch(this.span, this.#views, this.#from, this.#to);
+  }
+
+  /**
    * Writes this batch's rows as record columns into `target` (laid out by
    * `columnsLayout` for them; raw's pool gives a buffer at least that long):
    * whole regions copied, the binary offsets rebased to the slice. Returns

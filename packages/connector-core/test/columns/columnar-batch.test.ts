@@ -230,4 +230,26 @@ describe('ColumnarBatch off its columns', () => {
     expect(detached.records.map(plain)).toEqual(RECORDS.slice(2).map(plain));
     expect(columnsProblem(detached)).toBeNull();
   });
+
+  it('gives the same rows without the records made of them (columnsOnly), sharing the columns', () => {
+    const batch = new ColumnsWriter().write(BATCH);
+    const made = batch.records;
+    const slice = batch.slice(1, 3, offsetSpan('t', 2, 11, 15));
+    const sliceMade = slice.records;
+    for (const [from, lean] of [
+      [batch, batch.columnsOnly()],
+      [slice, slice.columnsOnly()],
+    ] as const) {
+      expect(lean).not.toBe(from);
+      expect(lean.columns).toBe(from.columns);
+      expect(lean.span).toEqual(from.span);
+      expect(lean.count).toBe(from.count);
+      expect(lean.payloadBytes()).toBe(from.payloadBytes());
+      // Made again when read: equal records, not the ones the first batch keeps.
+      expect(lean.records).not.toBe(from.records);
+      expect(lean.records.map(plain)).toEqual(from.records.map(plain));
+    }
+    expect(batch.records).toBe(made);
+    expect(slice.records).toBe(sliceMade);
+  });
 });
