@@ -1,3 +1,4 @@
+import { waitFor } from '@thalweg/test-services';
 import { describe, expect, it } from 'vitest';
 import { SubmitQueue, type OffsetSpan, type SourceBatch } from '@thalweg/connector-core';
 import { BatchPacker } from '../src/batch-packer.js';
@@ -72,10 +73,12 @@ async function startLoop(
   return { done, messages, takes: () => takes, durable };
 }
 
-/** Waits, a macrotask turn at a time, until `condition` holds (at most a few hundred turns). */
-async function until(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 500 && !condition(); i++) await new Promise((r) => setImmediate(r));
-  expect(condition()).toBe(true);
+/**
+ * Waits until `condition` holds. The loop's file operations run on libuv's
+ * pool (another thread), so this asks on a short clock, with a deadline.
+ */
+function until(condition: () => boolean, what: string): Promise<void> {
+  return waitFor(condition, what, { everyMs: 1 });
 }
 
 /** From now on: the log and the counts start empty, and file fsyncs wait for the release returned. */
@@ -97,7 +100,10 @@ describe('the writer thread loop (segment-loop.ts)', () => {
     const loop = await startLoop(fs, dir, batches, () => (release = held(fs)));
     // Segment 0's fsync is held: the loop has taken segment 1 to encode,
     // and not segment 2 (one committing, one encoded, no more).
-    await until(() => fs.calls.get('sync') === 1 && loop.takes() === 2);
+    await until(
+      () => fs.calls.get('sync') === 1 && loop.takes() === 2,
+      "segment 0's fsync held and segment 1 taken",
+    );
     expect(await settled(loop.done)).toBe(false);
     expect(loop.takes()).toBe(2);
     expect(fs.log.filter((l) => l.includes('seg-0000000000000001'))).toEqual([]);
@@ -133,7 +139,10 @@ describe('the writer thread loop (segment-loop.ts)', () => {
     const fs = new FaultyFs();
     let release = (): void => undefined;
     const loop = await startLoop(fs, dir, workload(9), () => (release = held(fs)));
-    await until(() => fs.calls.get('sync') === 1 && loop.takes() === 2);
+    await until(
+      () => fs.calls.get('sync') === 1 && loop.takes() === 2,
+      "segment 0's fsync held and segment 1 taken",
+    );
     // Segment 0 (written, its fsync held) becomes durable; segment 1's
     // write fails through both attempts.
     fs.fail('write', 2);
