@@ -1,5 +1,4 @@
 import { join } from 'node:path';
-import type { RetryPolicy } from '@thalweg/connector-core';
 import { RawSinkError, reasonOf } from './errors.js';
 import type { PackedBatch } from './packed-batch.js';
 import { MANIFEST_FILE, ManifestAppender } from './raw-manifest.js';
@@ -7,21 +6,14 @@ import { commitSegment } from './segment-commit.js';
 import { packedSegmentChunks, type SegmentChunks } from './segment-codec.js';
 import type { SegmentFs } from './segment-fs.js';
 import { segmentName } from './segment-name.js';
-import type { FromWorker } from './worker-protocol.js';
+import type { FromWorker, WorkerInit } from './worker-protocol.js';
 
-/** What the writer thread's loop runs on: the file system, the bounds, and its two ends. */
-export interface SegmentLoopDeps {
+/**
+ * What the writer thread's loop runs on: the thread's settings (its
+ * `workerData`, less the protocol number), the file system, and its two ends.
+ */
+export interface SegmentLoopDeps extends Omit<WorkerInit, 'protocol'> {
   readonly fs: SegmentFs;
-  /** Absolute; segments and the manifest are written here. */
-  readonly dir: string;
-  readonly cluster: string;
-  readonly retry: RetryPolicy;
-  readonly maxSegmentBytes: number;
-  readonly maxBatchesPerSegment: number;
-  /** The sequence of the first segment written. */
-  readonly nextSequence: number;
-  /** False only for the benchmark's unchecked baseline (segment-codec.ts). */
-  readonly checksums: boolean;
   /**
    * The next segment's batches, in the order they were sent: waits for at
    * least one, takes what is queued within the bounds; null once ended and

@@ -60,14 +60,8 @@ port.on('message', (message: ToWorker) => {
 port.postMessage({ type: 'ready', protocol: WORKER_PROTOCOL } satisfies FromWorker);
 
 void runSegmentLoop({
+  ...init,
   fs: nodeSegmentFs,
-  dir: init.dir,
-  cluster: init.cluster,
-  retry: init.retry,
-  maxSegmentBytes: init.maxSegmentBytes,
-  maxBatchesPerSegment: init.maxBatchesPerSegment,
-  nextSequence: init.nextSequence,
-  checksums: init.checksums,
   take: async (maxItems, maxBytes) =>
     (await queue.take(maxItems, maxBytes))?.map((q) => q.packed) ?? null,
   post: (message) =>
