@@ -1,4 +1,9 @@
 import { CompressionTypes, Kafka, logLevel } from 'kafkajs';
+import {
+  platformaticConsumer,
+  platformaticSupported,
+  type ConsumerFactory,
+} from '@thalweg/source-kafka';
 
 /** The brokers of THALWEG_KAFKA_BROKERS; exits with a hint when it is not set. */
 export function benchBrokers(bench: string): string[] {
@@ -94,4 +99,30 @@ export async function deleteTopic(kafka: Kafka, topic: string): Promise<void> {
   await admin.connect();
   await admin.deleteTopics({ topics: [topic] });
   await admin.disconnect();
+}
+
+/**
+ * The Kafka client the pipeline benches read with: kafkajs (the default),
+ * or @platformatic/kafka with THALWEG_BENCH_KAFKA_CLIENT=platformatic (Node
+ * 22+). `name` goes into the bench line; `options` into the source's.
+ */
+export function benchClient(): {
+  readonly name: 'kafkajs' | 'platformatic';
+  readonly options: { readonly kafka?: ConsumerFactory };
+} {
+  const wanted = process.env['THALWEG_BENCH_KAFKA_CLIENT'] ?? 'kafkajs';
+  if (wanted === 'kafkajs') return { name: 'kafkajs', options: {} };
+  if (wanted !== 'platformatic') {
+    process.stderr.write(
+      `THALWEG_BENCH_KAFKA_CLIENT: "${wanted}" is not kafkajs or platformatic\n`,
+    );
+    process.exit(1);
+  }
+  if (!platformaticSupported()) {
+    process.stderr.write(
+      `THALWEG_BENCH_KAFKA_CLIENT=platformatic needs Node 22+, not ${process.version}\n`,
+    );
+    process.exit(1);
+  }
+  return { name: 'platformatic', options: { kafka: platformaticConsumer } };
 }

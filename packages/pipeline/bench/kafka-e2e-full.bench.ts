@@ -11,7 +11,7 @@ import { BatchSchema, column } from '@thalweg/stream-arrow';
 import { uniqueName, postgresUrl } from '@thalweg/test-services';
 import pg from 'pg';
 import { againstBareConsumer, childTopic } from './topology-child.js';
-import { benchBrokers, benchKafka } from './kafka-backlog.js';
+import { benchBrokers, benchClient, benchKafka } from './kafka-backlog.js';
 
 /**
  * The realistic topology against a bare kafkajs eachBatch consumer of the
@@ -37,6 +37,7 @@ const RECORD_BYTES = 256;
 const PARTITIONS = 4;
 const BUDGET = 128 * 1024 * 1024;
 const kafkaClient = benchKafka(brokers);
+const client = benchClient();
 /** The child that runs the topology is given the topic; the parent makes it. */
 const topic = childTopic() ?? `bench-e2e-full-${Date.now().toString(36)}`;
 
@@ -96,6 +97,7 @@ async function topologyRun() {
         cluster: 'bench',
         topics: [topic],
         groupId: `${topic}-pipeline`,
+        ...client.options,
       }),
       raw: rawSegments({ dir: join(dir, 'raw') }),
       secondaries: {
@@ -177,6 +179,7 @@ await againstBareConsumer({
   budgetBytes: BUDGET,
   run: topologyRun,
   more: (full) => ({
+    client: client.name,
     secondaries: ['zerobus-fake', 'postgres'],
     rss_mb_at_start: full.rssAtStartMb,
     at_rss_max: full.atMax,

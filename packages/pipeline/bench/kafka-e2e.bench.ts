@@ -7,7 +7,7 @@ import { Pipeline } from '@thalweg/pipeline';
 import { RawSegmentSink } from '@thalweg/sink-files';
 import { kafkaSource } from '@thalweg/source-kafka';
 import { againstBareConsumer, childTopic } from './topology-child.js';
-import { benchBrokers, benchKafka } from './kafka-backlog.js';
+import { benchBrokers, benchClient, benchKafka } from './kafka-backlog.js';
 
 /**
  * Kafka -> pipeline -> durable raw segments, against a bare kafkajs eachBatch
@@ -25,6 +25,7 @@ const RECORD_BYTES = 256;
 const PARTITIONS = 4;
 const BUDGET = 128 * 1024 * 1024;
 const kafka = benchKafka(brokers);
+const client = benchClient();
 const topic = childTopic() ?? `bench-e2e-${Date.now().toString(36)}`;
 
 async function pipelineRun(): Promise<{ recS: number; rssMaxMb: number; segments: number }> {
@@ -44,6 +45,7 @@ async function pipelineRun(): Promise<{ recS: number; rssMaxMb: number; segments
         topics: [topic],
         groupId: `${topic}-pipeline`,
         log: quiet,
+        ...client.options,
       }),
       coverage: await LevelDbCoverage.open({ location: join(dir, 'coverage'), sinks: [raw] }),
       log: quiet,
@@ -98,6 +100,7 @@ await againstBareConsumer({
   budgetBytes: BUDGET,
   run: pipelineRun,
   more: () => ({
+    client: client.name,
     backlog_mb: Math.round((RECORDS * RECORD_BYTES) / (1024 * 1024)),
     target_ratio: 0.9,
     target_rss_mb: 512,

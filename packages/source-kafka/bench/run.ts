@@ -3,8 +3,10 @@
 //
 // Produces RECORDS values of VALUE_BYTES to a fresh 4-partition topic, then
 // reads it back in the same run, alternately with a bare kafkajs eachBatch
-// consumer (the baseline) and with KafkaGroupSource.batches(), each in a
-// fresh group, twice each; the best of each side is compared.
+// consumer (the baseline) and with KafkaGroupSource.batches() over each
+// client (kafkajs; @platformatic/kafka where the runtime can run it, Node
+// 22+), each in a fresh group, twice each; the best of each side is
+// compared. `pnpm bench` runs this on the machine's Node and on Node 24 LTS.
 import { Kafka, logLevel } from 'kafkajs';
 import {
   benchLine,
@@ -16,6 +18,7 @@ import {
 } from '@thalweg/test-services';
 import { measureBareConsumer } from './bare-consumer.js';
 import { produceFixture } from './fixture.js';
+import { platformaticConsumer, platformaticSupported } from '@thalweg/source-kafka';
 import { measureGroupSource } from './source-consumer.js';
 
 const RECORDS = 300_000;
@@ -54,6 +57,7 @@ try {
   });
   let bare = 0;
   let source = 0;
+  let platformatic = 0;
   for (let run = 1; run <= ROUNDS; run++) {
     const b = await measureBareConsumer({
       brokers,
@@ -71,6 +75,16 @@ try {
     });
     line({ ...fields('KafkaGroupSource', s, run), queue_pauses: s.queuePauses });
     source = Math.max(source, s.recordsPerSec);
+    if (!platformaticSupported()) continue;
+    const p = await measureGroupSource({
+      brokers,
+      topic,
+      records: RECORDS,
+      groupId: uniqueName('twg-bench-platformatic'),
+      kafka: platformaticConsumer,
+    });
+    line({ ...fields('KafkaGroupSource-platformatic', p, run), queue_pauses: p.queuePauses });
+    platformatic = Math.max(platformatic, p.recordsPerSec);
   }
   line({
     bench: 'kafka-read-ratio',
@@ -78,6 +92,18 @@ try {
     best_bare_records_per_s: round(bare),
     best_source_records_per_s: round(source),
     source_over_bare: round(source / bare, 2),
+  });
+  line({
+    bench: 'kafka-clients',
+    node: process.versions.node,
+    records: RECORDS,
+    kafkajs_source_records_per_s: round(source),
+    ...(platformaticSupported()
+      ? {
+          platformatic_source_records_per_s: round(platformatic),
+          platformatic_over_kafkajs: round(platformatic / source, 2),
+        }
+      : { platformatic: 'not run: @platformatic/kafka needs Node 22+' }),
   });
 } finally {
   await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);

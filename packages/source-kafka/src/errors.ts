@@ -14,6 +14,7 @@ export const KAFKA_SOURCE_ERROR_CODES = [
   'TWG_KAFKA_CLIENT_UNSUPPORTED',
   'TWG_KAFKA_TOPIC_UNKNOWN',
   'TWG_KAFKA_BROKER_UNREACHABLE',
+  'TWG_KAFKA_POSITION_LOST',
 ] as const;
 
 export type KafkaSourceErrorCode = (typeof KAFKA_SOURCE_ERROR_CODES)[number];
@@ -28,8 +29,9 @@ export type KafkaSourceErrorCode = (typeof KAFKA_SOURCE_ERROR_CODES)[number];
  *   source may read again, from the last committed position);
  * - wrong cursors, unknown partitions, a commit beyond what was read and
  *   calls in the wrong order, a topic that does not exist (the source never
- *   creates one) and a Kafka client that cannot deliver headers exactly, are
- *   `fatal-config`: no retry can fix them.
+ *   creates one), a Kafka client that cannot deliver headers exactly (or
+ *   cannot run on this Node), and a position whose records the broker has
+ *   already deleted, are `fatal-config`: no retry can fix them.
  */
 const CLASS_OF: Record<KafkaSourceErrorCode, ErrorClass> = {
   TWG_KAFKA_OFFSET_UNSAFE: 'poison',
@@ -45,6 +47,7 @@ const CLASS_OF: Record<KafkaSourceErrorCode, ErrorClass> = {
   TWG_KAFKA_CLIENT_UNSUPPORTED: 'fatal-config',
   TWG_KAFKA_TOPIC_UNKNOWN: 'fatal-config',
   TWG_KAFKA_BROKER_UNREACHABLE: 'transient',
+  TWG_KAFKA_POSITION_LOST: 'fatal-config',
 };
 
 export class KafkaSourceError extends ThalwegError<KafkaSourceErrorCode> {

@@ -26,3 +26,5 @@ export {
   type KafkaGroupPartOptions,
   type KafkaPartOptions,
 } from './kafka-part.js';
+export { platformaticConsumer } from './platformatic-consumer.js';
+export { platformaticSupported } from './platformatic-runtime.js';

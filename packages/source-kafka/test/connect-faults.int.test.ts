@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kafkaBrokers, uniqueName } from '@thalweg/test-services';
 import type { SourceBatch } from '@thalweg/connector-core';
 import { kafkaSource, type KafkaSourceError } from '../src/index.js';
+import { CLIENTS } from './clients.js';
 import { FAST, KafkaFixture } from './helpers.js';
 
 const fx = new KafkaFixture();
@@ -40,7 +41,7 @@ const closeServer = (server: Server) =>
     });
   });
 
-describe('connection faults name their cause', () => {
+describe.each(CLIENTS)('connection faults name their cause over $name', ({ factory }) => {
   it('a topic that does not exist is named (group mode), and an existing one beside it is not', async () => {
     const missing = uniqueName('twg-missing');
     const present = await fx.topic(1);
@@ -52,6 +53,7 @@ describe('connection faults name their cause', () => {
         topics: [present, missing],
         groupId: uniqueName('twg-group'),
         ...FAST,
+        kafka: factory,
       }),
     );
     expect(error.code).toBe('TWG_KAFKA_TOPIC_UNKNOWN');
@@ -69,6 +71,7 @@ describe('connection faults name their cause', () => {
         cluster: 'test-cluster',
         partitions: [{ topic: missing, partition: 0 }],
         ...FAST,
+        kafka: factory,
       }),
     );
     expect(error.code).toBe('TWG_KAFKA_TOPIC_UNKNOWN');
@@ -88,6 +91,7 @@ describe('connection faults name their cause', () => {
         groupId: uniqueName('twg-group'),
         connectTimeoutMs: 1_500,
         ...FAST,
+        kafka: factory,
       }),
     );
     expect(error.code).toBe('TWG_KAFKA_BROKER_UNREACHABLE');
@@ -113,6 +117,7 @@ describe('connection faults name their cause', () => {
           partitions: [{ topic: 'any', partition: 0 }],
           connectTimeoutMs: 1_500,
           ...FAST,
+          kafka: factory,
         }),
       );
       expect(error.code).toBe('TWG_KAFKA_BROKER_UNREACHABLE');

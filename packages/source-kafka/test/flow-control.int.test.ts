@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uniqueName } from '@thalweg/test-services';
 import type { SourceBatch } from '@thalweg/connector-core';
+import { CLIENTS } from './clients.js';
 import { BatchCollector, groupSource, KafkaFixture, text } from './helpers.js';
 
 const fx = new KafkaFixture();
@@ -11,11 +12,11 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const recordsOf = (batches: readonly SourceBatch[], partition: number) =>
   batches.filter((b) => b.span.partition === partition).flatMap((b) => b.records);
 
-describe('KafkaGroupSource flow control', () => {
+describe.each(CLIENTS)('KafkaGroupSource flow control over $name', ({ factory }) => {
   it('a partition paused by the pipeline yields nothing new while the others continue, then resumes', async () => {
     const topic = await fx.topic(3);
     await fx.sendNumbered(topic, 3, 0, 30);
-    const source = groupSource(topic, uniqueName('twg-pause'));
+    const source = groupSource(topic, uniqueName('twg-pause'), { kafka: factory });
     const c = new BatchCollector(source);
     await c.until((x) => x.records() >= 30);
 
@@ -63,6 +64,7 @@ describe('KafkaGroupSource flow control', () => {
     const source = groupSource(topic, uniqueName('twg-bound'), {
       maxQueuedBatches: 2,
       maxBytesPerPartition: 64,
+      kafka: factory,
     });
     const values: string[] = [];
     const controller = new AbortController();
@@ -92,7 +94,7 @@ describe('KafkaGroupSource flow control', () => {
     await t.abort();
     await tx.disconnect();
 
-    const source = groupSource(topic, uniqueName('twg-tx-group'));
+    const source = groupSource(topic, uniqueName('twg-tx-group'), { kafka: factory });
     const c = new BatchCollector(source);
     await c.until((x) => x.batches.length >= 1);
     // Two aborted records and the abort marker: offsets 0..2, no record for the caller.

@@ -1,20 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SourceCursor } from '@thalweg/connector-core';
 import { KafkaSourceError } from '../src/index.js';
+import { CLIENTS } from './clients.js';
 import { assignedSource, BatchCollector, contiguousEnds, KafkaFixture } from './helpers.js';
 
 const fx = new KafkaFixture();
 beforeAll(() => fx.start());
 afterAll(() => fx.stop());
 
-describe('KafkaAssignedSource against Kafka', () => {
+describe.each(CLIENTS)('KafkaAssignedSource against Kafka over $name', ({ factory }) => {
   it('reads only the configured partitions, from a sought cursor or the beginning, and commits nothing', async () => {
     const topic = await fx.topic(3);
     await fx.sendNumbered(topic, 3, 0, 30);
     const p0 = { topic, partition: 0 };
     const p1 = { topic, partition: 1 };
     const p2 = { topic, partition: 2 };
-    const source = assignedSource({ partitions: [p0, p2] });
+    const source = assignedSource({ partitions: [p0, p2], kafka: factory });
     expect(source.regime).toBe('store-managed');
     expect(source.partitions()).toEqual([p0, p2]);
 
@@ -73,7 +74,7 @@ describe('KafkaAssignedSource against Kafka', () => {
 
   it('refuses a configured partition the topic does not have, naming it', async () => {
     const topic = await fx.topic(2);
-    const source = assignedSource({ partitions: [{ topic, partition: 5 }] });
+    const source = assignedSource({ partitions: [{ topic, partition: 5 }], kafka: factory });
     const c = new BatchCollector(source);
     await expect(c.until(() => false, 20_000)).rejects.toThrow(
       new RegExp(`TWG_KAFKA_PARTITION_UNKNOWN: partitions: ${topic}/5 do not exist`),

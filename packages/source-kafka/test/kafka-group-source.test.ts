@@ -241,7 +241,7 @@ describe('KafkaGroupSource failures', () => {
     s.consumer.emit({ kind: 'crashed', error: new Error('broker gone'), restart: false });
     expect(await waiting).toMatchObject({ kind: 'dropped', reason: 'not-running' });
     await expect(s.collector.until(() => false)).rejects.toThrow(
-      /TWG_KAFKA_CONSUMER_FAILED: the kafkajs consumer failed and will not restart: broker gone/,
+      /TWG_KAFKA_CONSUMER_FAILED: the Kafka consumer failed and will not restart: broker gone/,
     );
     await s.source.close();
   });

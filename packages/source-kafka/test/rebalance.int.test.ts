@@ -2,12 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uniqueName } from '@thalweg/test-services';
 import type { AssignmentEvent } from '@thalweg/connector-core';
 import {
-  kafkajsConsumer,
   type CommitOffset,
   type CommitOutcome,
   type ConsumerFactory,
   type KafkaGroupSource,
 } from '../src/index.js';
+import { CLIENTS } from './clients.js';
 import { BatchCollector, groupSource, KafkaFixture, text } from './helpers.js';
 
 const fx = new KafkaFixture();
@@ -48,9 +48,10 @@ class Member {
     topic: string,
     groupId: string,
     sent: Sent[],
+    client: ConsumerFactory,
   ) {
     const recording: ConsumerFactory = (settings, events) => {
-      const port = kafkajsConsumer(settings, events);
+      const port = client(settings, events);
       return {
         ...port,
         commit: (offsets) => {
@@ -95,7 +96,7 @@ class Member {
   }
 }
 
-describe('KafkaGroupSource rebalancing', () => {
+describe.each(CLIENTS)('KafkaGroupSource rebalancing over $name', ({ factory }) => {
   it('three members joining while records are produced commit only what they own and lose nothing', async () => {
     const partitions = 6;
     const topic = await fx.topic(partitions);
@@ -111,11 +112,11 @@ describe('KafkaGroupSource rebalancing', () => {
       }
     })();
 
-    const a = new Member('member-a', topic, groupId, sent);
+    const a = new Member('member-a', topic, groupId, sent, factory);
     await sleep(800);
-    const b = new Member('member-b', topic, groupId, sent);
+    const b = new Member('member-b', topic, groupId, sent, factory);
     await sleep(800);
-    const c = new Member('member-c', topic, groupId, sent);
+    const c = new Member('member-c', topic, groupId, sent, factory);
     await sleep(1_200);
     run.producing = false;
     await producer;
@@ -179,7 +180,11 @@ describe('KafkaGroupSource rebalancing', () => {
     // Many small record batches, so a fetch of maxBytesPerPartition 64 returns one each.
     for (let i = 0; i < 20; i++) await fx.sendNumbered(topic, 3, i * 3, 3);
 
-    const a = groupSource(topic, groupId, { maxBytesPerPartition: 64, clientId: 'member-a' });
+    const a = groupSource(topic, groupId, {
+      maxBytesPerPartition: 64,
+      clientId: 'member-a',
+      kafka: factory,
+    });
     const heard: { event: AssignmentEvent; yielded: number; purged: number }[] = [];
     a.onAssignment((event) => {
       const stats = a.stats();
@@ -193,7 +198,11 @@ describe('KafkaGroupSource rebalancing', () => {
     const captured = ca.batches[0];
     expect(captured).toBeDefined();
 
-    const b = groupSource(topic, groupId, { maxBytesPerPartition: 64, clientId: 'member-b' });
+    const b = groupSource(topic, groupId, {
+      maxBytesPerPartition: 64,
+      clientId: 'member-b',
+      kafka: factory,
+    });
     const cb = new BatchCollector(b);
     await cb.until((c) => c.batches.length >= 1);
     for (let i = 0; i < 100 && !heard.some((h) => h.event.kind === 'revoked'); i++) await sleep(50);

@@ -1,0 +1,141 @@
+import type { Consumer, ClusterMetadata } from '@platformatic/kafka';
+import { partitionKey, type SourcePartition } from '@thalweg/connector-core';
+import type { ConsumerSettings, FetchedBatch } from './consumer-port.js';
+import { fetchedBatch } from './platformatic-records.js';
+import { positionLost } from './platformatic-support.js';
+
+/** ListOffsets timestamps: the log start and the log end. */
+export const EARLIEST = -2n;
+export const LATEST = -1n;
+/** Kafka's error code for a fetch position outside the log. */
+const OFFSET_OUT_OF_RANGE = 1;
+
+/** The decoded answer of a Fetch (the promise overload's result). */
+type FetchResponse = Awaited<ReturnType<Consumer['fetch']>>;
+type FetchTopics = Parameters<Consumer['fetch']>[0]['topics'];
+
+/** A partition this member reads, and where. */
+export interface Owned {
+  readonly partition: SourcePartition;
+  readonly key: string;
+  /** The next offset to fetch; null until the join's positions are known. */
+  position: bigint | null;
+  /** Bumped by a seek or a pause: a fetch answered for an older version is dropped. */
+  version: number;
+}
+
+/** A partition as a fetch asked for it. */
+export interface Asked {
+  readonly owned: Owned;
+  readonly position: bigint;
+  readonly version: number;
+}
+
+/** What a fetch round needs of the port that runs it. */
+export interface FetchScope {
+  readonly client: Consumer;
+  readonly settings: ConsumerSettings;
+  readonly topics: readonly string[];
+  /** Whether the answer to `asked` may still be delivered (same join, no seek or pause since). */
+  current(asked: Asked): boolean;
+  /** Hands on a partition's answer; the position has already moved past it. */
+  deliver(batch: FetchedBatch): void;
+}
+
+/** One fetch per leader, all at once; each partition's answer is delivered as it is read. */
+export async function fetchRound(scope: FetchScope, round: readonly Owned[]): Promise<void> {
+  const metadata = await scope.client.metadata({ topics: [...scope.topics] });
+  const byNode = new Map<number, Owned[]>();
+  for (const o of round) {
+    const leader = metadata.topics.get(o.partition.topic)?.partitions[o.partition.partition]
+      ?.leader;
+    if (leader === undefined || leader < 0) throw new Error(`no leader known for ${o.key}`);
+    const list = byNode.get(leader);
+    if (list === undefined) byNode.set(leader, [o]);
+    else list.push(o);
+  }
+  await Promise.all([...byNode].map(([node, owned]) => fetchFrom(scope, metadata, node, owned)));
+}
+
+async function fetchFrom(
+  scope: FetchScope,
+  metadata: ClusterMetadata,
+  node: number,
+  owned: readonly Owned[],
+): Promise<void> {
+  const { client, settings } = scope;
+  const asked = new Map<string, Asked>(
+    owned.map((o) => [o.key, { owned: o, position: o.position as bigint, version: o.version }]),
+  );
+  const names = new Map<string, string>();
+  const topics = new Map<string, { topicId: string; partitions: object[] }>();
+  for (const a of asked.values()) {
+    const { topic, partition } = a.owned.partition;
+    const id = metadata.topics.get(topic)?.id ?? topic;
+    names.set(id, topic);
+    const entry = topics.get(id) ?? { topicId: id, partitions: [] };
+    topics.set(id, entry);
+    entry.partitions.push({
+      partition,
+      fetchOffset: a.position,
+      currentLeaderEpoch: -1,
+      lastFetchedEpoch: -1,
+      partitionMaxBytes: settings.maxBytesPerPartition,
+    });
+  }
+  let response: FetchResponse;
+  try {
+    response = await client.fetch({
+      node,
+      topics: [...topics.values()] as FetchTopics,
+      maxBytes: settings.maxBytes,
+      minBytes: settings.minBytes,
+      maxWaitTime: settings.maxWaitTimeInMs,
+    });
+  } catch (error) {
+    // A partition's error fails the call; the others' answers are still good.
+    const partial = (error as { response?: FetchResponse }).response;
+    if (partial === undefined) throw error;
+    response = partial;
+  }
+  let retry: Error | null = null;
+  for (const t of response.responses) {
+    const topic = names.get(t.topicId) ?? t.topicId;
+    for (const part of t.partitions) {
+      const a = asked.get(partitionKey({ topic, partition: part.partitionIndex }));
+      if (a === undefined || !scope.current(a)) continue;
+      if (part.errorCode === OFFSET_OUT_OF_RANGE) {
+        throw positionLost(a.owned.partition, a.position, await bounds(client, a.owned.partition));
+      }
+      if (part.errorCode !== 0) {
+        retry ??= new Error(`${a.owned.key}: the fetch answered error code ${part.errorCode}`);
+        continue;
+      }
+      const batch = fetchedBatch(topic, a.position, part);
+      if (batch === null) continue;
+      a.owned.position = BigInt(batch.lastOffset) + 1n;
+      scope.deliver(batch);
+    }
+  }
+  if (retry !== null) throw retry;
+}
+
+/** A partition's log start and end, asked of the broker (a failed fetch reports neither). */
+async function bounds(
+  client: Consumer,
+  p: SourcePartition,
+): Promise<{ logStartOffset: bigint; highWatermark: bigint }> {
+  const ask = async (timestamp: bigint) => {
+    try {
+      const listed = await client.listOffsets({
+        topics: [p.topic],
+        partitions: { [p.topic]: [p.partition] },
+        timestamp,
+      });
+      return listed.get(p.topic)?.[p.partition] ?? -1n;
+    } catch {
+      return -1n;
+    }
+  };
+  return { logStartOffset: await ask(EARLIEST), highWatermark: await ask(LATEST) };
+}

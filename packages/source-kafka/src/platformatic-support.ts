@@ -1,0 +1,85 @@
+import type { Consumer, GroupAssignment } from '@platformatic/kafka';
+import type { SourcePartition } from '@thalweg/connector-core';
+import { describePartition, KafkaSourceError } from './errors.js';
+
+/** Every Kafka error name (`apiId`) in a @platformatic/kafka error, its nested errors and causes. */
+export function apiIdsOf(error: unknown, into = new Set<string>(), depth = 0): Set<string> {
+  if (depth > 8 || typeof error !== 'object' || error === null) return into;
+  const e = error as { apiId?: unknown; errors?: unknown; cause?: unknown };
+  if (typeof e.apiId === 'string') into.add(e.apiId);
+  if (Array.isArray(e.errors)) for (const inner of e.errors) apiIdsOf(inner, into, depth + 1);
+  apiIdsOf(e.cause, into, depth + 1);
+  return into;
+}
+
+/**
+ * Whether the client refused a topic the cluster does not have. It turns
+ * Kafka's UNKNOWN_TOPIC_OR_PARTITION into a `UserError` whose only mark is
+ * its message ("Unknown topic <name>."), so both are read.
+ */
+export function isUnknownTopic(error: unknown): boolean {
+  if (apiIdsOf(error).has('UNKNOWN_TOPIC_OR_PARTITION')) return true;
+  const e = error as { code?: unknown; message?: unknown } | null;
+  return (
+    e?.code === 'PLT_KFK_USER' &&
+    typeof e.message === 'string' &&
+    e.message.startsWith('Unknown topic ')
+  );
+}
+
+export function toPartitions(assignments: readonly GroupAssignment[]): SourcePartition[] {
+  return assignments.flatMap((a) =>
+    a.partitions.map((partition) => ({ topic: a.topic, partition })),
+  );
+}
+
+/**
+ * The error for a subscription the cluster refused: each topic is asked
+ * alone, and those the cluster does not have are named (every topic, if
+ * that cannot be told).
+ */
+export async function missingTopics(
+  client: Consumer,
+  topics: readonly string[],
+  brokers: readonly string[],
+  cause: unknown,
+): Promise<KafkaSourceError> {
+  const missing: string[] = [];
+  for (const topic of topics) {
+    try {
+      await client.metadata({ topics: [topic], autocreateTopics: false, forceUpdate: true });
+    } catch (error) {
+      if (isUnknownTopic(error)) missing.push(topic);
+    }
+  }
+  const known = missing.length > 0;
+  const names = (known ? missing : topics).map((t) => JSON.stringify(t)).join(', ');
+  const what = known ? `no topic ${names} exists` : `the cluster hosts not all of ${names}`;
+  return new KafkaSourceError(
+    'TWG_KAFKA_TOPIC_UNKNOWN',
+    `${what} on ${brokers.join(', ')}; the source never creates topics (autocreateTopics is off)`,
+    { cause },
+  );
+}
+
+/**
+ * A fetch position outside the partition's log: the records between it and
+ * the log start were deleted (retention, a truncation) before this source
+ * read them. Jumping to the log start would skip them without a word, so the
+ * source ends and says what is gone.
+ */
+export function positionLost(
+  partition: SourcePartition,
+  position: bigint,
+  answer: { readonly logStartOffset: bigint; readonly highWatermark: bigint },
+): KafkaSourceError {
+  const start = answer.logStartOffset >= 0n ? String(answer.logStartOffset) : 'unknown';
+  const end = answer.highWatermark >= 0n ? String(answer.highWatermark) : 'unknown';
+  return new KafkaSourceError(
+    'TWG_KAFKA_POSITION_LOST',
+    `${describePartition(partition)}: position ${position} is outside the log (start ${start}, end ${end}); ` +
+      'the records before the log start were deleted before this source read them. ' +
+      'Seek the partition to a position in the log to accept that loss.',
+    { partition },
+  );
+}

@@ -1,0 +1,4 @@
+import { kafkajsConsumer } from '../../src/index.js';
+import { describeKafkaContracts } from './kafka-contracts.js';
+
+describeKafkaContracts('kafkajs', kafkajsConsumer);

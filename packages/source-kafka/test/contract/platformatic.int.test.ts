@@ -1,0 +1,81 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { kafkaBrokers, uniqueName } from '@thalweg/test-services';
+import { kafkaSource, platformaticConsumer, platformaticSupported } from '../../src/index.js';
+import { assignedSource, BatchCollector, KafkaFixture, quiet } from '../helpers.js';
+import { describeKafkaContracts } from './kafka-contracts.js';
+
+/** What retention does to a lagging reader: every record before `before` is deleted. */
+async function deleteBefore(topic: string, before: number): Promise<void> {
+  // kafkajs 2.2.4's deleteTopicRecords fails against this broker ("Error while deleting records").
+  const { Admin } = await import('@platformatic/kafka');
+  const admin = new Admin({ clientId: 'twg-delete-records', bootstrapBrokers: kafkaBrokers() });
+  try {
+    await admin.deleteRecords({
+      topics: [{ name: topic, partitions: [{ partition: 0, offset: BigInt(before) }] }],
+    });
+  } finally {
+    await admin.close();
+  }
+}
+
+// CI runs every test on Node 20 and on Node 24. @platformatic/kafka needs
+// Node 22+, so on Node 24 it passes the contract and the tests below, and on
+// Node 20 the source refuses it by name: each runtime runs one of the two.
+if (platformaticSupported()) {
+  describeKafkaContracts('@platformatic/kafka', platformaticConsumer);
+  describe('platformaticConsumer against Kafka', () => {
+    const fx = new KafkaFixture();
+    beforeAll(() => fx.start());
+    afterAll(() => fx.stop());
+
+    it('ends the source naming what is gone when its position lies before the log start', async () => {
+      const topic = await fx.topic(1);
+      await fx.sendNumbered(topic, 1, 0, 10);
+      await deleteBefore(topic, 6);
+      const p0 = { topic, partition: 0 };
+      const source = assignedSource({ partitions: [p0], kafka: platformaticConsumer });
+      source.seek(p0, { kind: 'log-offset', nextOffset: 2 });
+      const c = new BatchCollector(source);
+      await expect(c.until(() => false, 20_000)).rejects.toThrow(
+        `TWG_KAFKA_POSITION_LOST: ${topic}/0: position 2 is outside the log (start 6, end 10)`,
+      );
+      expect(c.batches).toEqual([]);
+      await source.close();
+    });
+
+    it('starts at the log start when nothing was sought and records were deleted', async () => {
+      const topic = await fx.topic(1);
+      await fx.sendNumbered(topic, 1, 0, 10);
+      await deleteBefore(topic, 6);
+      const source = assignedSource({
+        partitions: [{ topic, partition: 0 }],
+        kafka: platformaticConsumer,
+      });
+      const c = new BatchCollector(source);
+      await c.until((x) => x.records() >= 4);
+      expect(c.values()).toEqual(['v6', 'v7', 'v8', 'v9']);
+      await source.close();
+    });
+  });
+} else {
+  describe('@platformatic/kafka on Node 20', () => {
+    it('is refused when the source starts, naming the runtime and what to use', async () => {
+      const source = kafkaSource({
+        mode: 'group',
+        brokers: kafkaBrokers(),
+        cluster: 'test-cluster',
+        topics: ['twg-any'],
+        groupId: uniqueName('twg-node20'),
+        kafka: platformaticConsumer,
+        log: quiet,
+      });
+      const read = async () => {
+        for await (const _ of source.batches(new AbortController().signal)) return;
+      };
+      await expect(read()).rejects.toThrow(
+        /TWG_KAFKA_CLIENT_UNSUPPORTED.*Node 22\.22\+ or 24\.6\+ and this is Node 20\./,
+      );
+      await source.close();
+    });
+  });
+}
