@@ -12,14 +12,9 @@ import { RawSinkError, reasonOf } from './errors.js';
 import { pooledBytes, type ResolvedOptions } from './options.js';
 import { RawLane, type Accepted, type LaneCounts } from './raw-lane.js';
 import type { SegmentIndex } from './segment-index.js';
-import { segmentWorkerEntry, segmentWorkerEntryExists } from './segment-worker-entry.js';
+import { startSegmentWorker } from './segment-worker-entry.js';
 import type { SegmentWriter } from './segment-writer.js';
-import {
-  WORKER_PROTOCOL,
-  type FromWorker,
-  type ToWorker,
-  type WorkerInit,
-} from './worker-protocol.js';
+import { WORKER_PROTOCOL, type FromWorker, type ToWorker } from './worker-protocol.js';
 
 type DurableReport = Extract<FromWorker, { type: 'durable' }>;
 
@@ -140,26 +135,14 @@ export class WorkerWriter implements SegmentWriter {
       });
   }
 
-  /**
-   * Starts the writer thread and waits until it runs. A missing compiled
-   * entry, a thread that fails to load, or one of another build is
-   * refused here, at open, with TWG_RAW_WRITER_UNAVAILABLE.
-   */
+  /** Starts the writer thread (`startSegmentWorker`, which refuses a missing or stale build). */
   static async start(
     o: ResolvedOptions,
     index: SegmentIndex,
     nextSequence: number,
     checksums = true,
   ): Promise<WorkerWriter> {
-    const entry = segmentWorkerEntry();
-    if (!segmentWorkerEntryExists(entry)) {
-      throw new RawSinkError(
-        'TWG_RAW_WRITER_UNAVAILABLE',
-        `the writer thread's entry ${entry.pathname} does not exist: build the package ` +
-          "(tsc -b) or open the sink with writer: 'inline'",
-      );
-    }
-    const init: WorkerInit = {
+    const worker = await startSegmentWorker({
       protocol: WORKER_PROTOCOL,
       dir: o.dir,
       cluster: o.cluster,
@@ -168,26 +151,7 @@ export class WorkerWriter implements SegmentWriter {
       maxBatchesPerSegment: o.maxBatchesPerSegment,
       nextSequence,
       checksums,
-    };
-    let worker: Worker | null = null;
-    try {
-      worker = new Worker(entry, {
-        workerData: init,
-        // No inherited flags: the writer's code needs none, and a parent's
-        // can stop the thread (`--input-type` of `node -e`; flags refused in
-        // a worker) or resolve its imports to other files (`--conditions`).
-        execArgv: [],
-      });
-      await ready(worker);
-    } catch (cause) {
-      await worker?.terminate();
-      throw new RawSinkError(
-        'TWG_RAW_WRITER_UNAVAILABLE',
-        `the writer thread ${entry.pathname} did not start: ${reasonOf(cause)}`,
-        {},
-        cause,
-      );
-    }
+    });
     return new WorkerWriter(o, index, worker);
   }
 
@@ -362,38 +326,4 @@ export class WorkerWriter implements SegmentWriter {
     waiter?.reject(error);
     return error;
   }
-}
-
-/** Resolves on the thread's first message if it is a ready of this protocol; rejects otherwise. */
-function ready(worker: Worker): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    const onMessage = (message: FromWorker) => {
-      settle();
-      if (message.type === 'ready' && message.protocol === WORKER_PROTOCOL) resolve();
-      else {
-        reject(
-          new Error(
-            `it speaks ${JSON.stringify(message)}, not protocol ${WORKER_PROTOCOL} ` +
-              '(a stale build: run tsc -b)',
-          ),
-        );
-      }
-    };
-    const onError = (error: Error) => {
-      settle();
-      reject(error);
-    };
-    const onExit = (code: number) => {
-      settle();
-      reject(new Error(`it exited with code ${code} before it was ready`));
-    };
-    const settle = () => {
-      worker.off('message', onMessage);
-      worker.off('error', onError);
-      worker.off('exit', onExit);
-    };
-    worker.on('message', onMessage);
-    worker.on('error', onError);
-    worker.on('exit', onExit);
-  });
 }

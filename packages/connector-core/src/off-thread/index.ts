@@ -2,3 +2,4 @@ export * from './off-thread.js';
 export * from './serve-off-thread.js';
 export * from './packed-values.js';
 export * from './compiled-worker.js';
+export * from './worker-limits.js';

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker, type Transferable } from 'node:worker_threads';
+import { WORKER_RESOURCE_LIMITS } from './worker-limits.js';
 
 /** What goes to the thread: one request, with the id its answer comes back under. */
 export interface OffThreadRequest<Q> {
@@ -89,6 +90,7 @@ export class OffThread<Q, A> {
     }
     const worker = new Worker(entry, {
       execArgv: [],
+      resourceLimits: WORKER_RESOURCE_LIMITS,
       ...(this.options.workerData === undefined ? {} : { workerData: this.options.workerData }),
     });
     worker.unref();

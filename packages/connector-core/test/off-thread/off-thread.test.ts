@@ -1,6 +1,12 @@
 import { threadId } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
-import { OffThread, packedValue, packRecords, packedBuffers } from '../../src/index.js';
+import {
+  OffThread,
+  packedValue,
+  packRecords,
+  packedBuffers,
+  WORKER_RESOURCE_LIMITS,
+} from '../../src/index.js';
 import type { SumAnswer, SumRequest } from './sum-worker.js';
 
 // The compiled worker (`tsc -b` builds the tests into dist-test/).
@@ -33,6 +39,8 @@ describe('OffThread', () => {
     const answer = await sums.run(q, [array.buffer], here([1, 2, 3]));
     expect(answer.sum).toBe(6);
     expect(answer.thread).not.toBe(threadId);
+    // Bounded: V8's own default lets a thread's young generation grow to 384 MB on Node 24.
+    expect(answer.youngGenerationMb).toBe(WORKER_RESOURCE_LIMITS.maxYoungGenerationSizeMb);
     expect(array.byteLength).toBe(0); // detached: it went to the thread
     expect(sums.onThread).toBe(true);
     await sums.close();

@@ -1,6 +1,6 @@
 // The worker of off-thread.test.ts (run from dist-test/): sums the values it
 // is sent, says which thread did, and fails on purpose when asked to.
-import { threadId } from 'node:worker_threads';
+import { resourceLimits, threadId } from 'node:worker_threads';
 // The package by its name: from dist-test/, ../../src is not compiled JS.
 import { serveOffThread } from '@thalweg/connector-core';
 
@@ -13,6 +13,8 @@ export interface SumRequest {
 export interface SumAnswer {
   readonly sum: number;
   readonly thread: number;
+  /** The young generation the thread was started with (its `resourceLimits`). */
+  readonly youngGenerationMb?: number;
 }
 
 serveOffThread<SumRequest, SumAnswer>((request) => {
@@ -20,5 +22,12 @@ serveOffThread<SumRequest, SumAnswer>((request) => {
   if (request.fail === 'exit') process.exit(3);
   let sum = 0;
   for (const v of request.values) sum += v;
-  return { answer: { sum, thread: threadId } };
+  const youngGenerationMb = resourceLimits.maxYoungGenerationSizeMb;
+  return {
+    answer: {
+      sum,
+      thread: threadId,
+      ...(youngGenerationMb === undefined ? {} : { youngGenerationMb }),
+    },
+  };
 });
