@@ -10,7 +10,7 @@ import type {
   FetchedBatch,
 } from './consumer-port.js';
 import { describePartition, KafkaSourceError } from './errors.js';
-import { loadPlatformatic } from './platformatic-load.js';
+import { loadPlatformatic, type PlatformaticModule } from './platformatic-load.js';
 import { EARLIEST, fetchRound, LATEST, type FetchScope, type Owned } from './platformatic-fetch.js';
 import { apiIdsOf, isUnknownTopic, missingTopics, toPartitions } from './platformatic-support.js';
 
@@ -49,26 +49,32 @@ type Phase = 'joining' | 'positioning' | 'fetching';
  * - A position outside the log (records deleted before they were read)
  *   ends the source with `TWG_KAFKA_POSITION_LOST`, never a silent jump.
  */
-export const platformaticConsumer: ConsumerFactory = (settings, emit) => {
-  const port = new PlatformaticPort(settings, emit);
-  // A plain object, as kafkajsConsumer's: a caller may wrap it with a spread.
-  return {
-    connect: () => port.connect(),
-    subscribe: () => port.subscribe(),
-    run: (onBatch) => port.run(onBatch),
-    commit: (offsets) => port.commit(offsets),
-    seek: (partition, offset) => {
-      port.seek(partition, offset);
-    },
-    pause: (partitions) => {
-      port.pause(partitions);
-    },
-    resume: (partitions) => {
-      port.resume(partitions);
-    },
-    disconnect: () => port.disconnect(),
+export const platformaticConsumer: ConsumerFactory = (settings, emit) =>
+  platformaticConsumerWith(() => import('@platformatic/kafka'))(settings, emit);
+
+/** `platformaticConsumer` over a given client module: tests hand it one whose calls fail. */
+export const platformaticConsumerWith =
+  (load: () => Promise<PlatformaticModule>): ConsumerFactory =>
+  (settings, emit) => {
+    const port = new PlatformaticPort(settings, emit, load);
+    // A plain object, as kafkajsConsumer's: a caller may wrap it with a spread.
+    return {
+      connect: () => port.connect(),
+      subscribe: () => port.subscribe(),
+      run: (onBatch) => port.run(onBatch),
+      commit: (offsets) => port.commit(offsets),
+      seek: (partition, offset) => {
+        port.seek(partition, offset);
+      },
+      pause: (partitions) => {
+        port.pause(partitions);
+      },
+      resume: (partitions) => {
+        port.resume(partitions);
+      },
+      disconnect: () => port.disconnect(),
+    };
   };
-};
 
 class PlatformaticPort implements ConsumerPort {
   #client: Consumer | null = null;
@@ -85,7 +91,14 @@ class PlatformaticPort implements ConsumerPort {
   #loop: Promise<void> | null = null;
   #onBatch: (batch: FetchedBatch) => void = () => undefined;
 
-  constructor(settings: ConsumerSettings, emit: (event: ConsumerEvent) => void) {
+  readonly #load: () => Promise<PlatformaticModule>;
+
+  constructor(
+    settings: ConsumerSettings,
+    emit: (event: ConsumerEvent) => void,
+    load: () => Promise<PlatformaticModule>,
+  ) {
+    this.#load = load;
     this.#settings = settings;
     this.#emit = emit;
     const a = settings.assignment;
@@ -94,7 +107,7 @@ class PlatformaticPort implements ConsumerPort {
   }
 
   async connect(): Promise<void> {
-    const { Consumer } = await loadPlatformatic();
+    const { Consumer } = await loadPlatformatic(this.#load);
     const s = this.#settings;
     const client = new Consumer({
       clientId: s.clientId,

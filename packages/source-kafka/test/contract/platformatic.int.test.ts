@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kafkaBrokers, uniqueName } from '@thalweg/test-services';
 import { kafkaSource, platformaticConsumer, platformaticSupported } from '../../src/index.js';
+import { platformaticConsumerWith } from '../../src/platformatic-consumer.js';
+import type { PlatformaticModule } from '../../src/platformatic-load.js';
 import { assignedSource, BatchCollector, KafkaFixture, quiet } from '../helpers.js';
 import { describeKafkaContracts } from './kafka-contracts.js';
 
@@ -16,6 +18,27 @@ async function deleteBefore(topic: string, before: number): Promise<void> {
   } finally {
     await admin.close();
   }
+}
+
+/** The real client module, with a Consumer whose first `left` fetches fail. */
+async function flakyClient(failing: { left: number }): Promise<PlatformaticModule> {
+  const real = await import('@platformatic/kafka');
+  class Flaky extends real.Consumer {
+    constructor(
+      options: ConstructorParameters<typeof real.Consumer<Buffer, Buffer, Buffer, Buffer>>[0],
+    ) {
+      super(options);
+      const fetch = this.fetch.bind(this) as (options: unknown) => Promise<unknown>;
+      Object.assign(this, {
+        fetch: (options: unknown) => {
+          if (failing.left <= 0) return fetch(options);
+          failing.left -= 1;
+          return Promise.reject(new Error('injected: the connection was reset'));
+        },
+      });
+    }
+  }
+  return { ...real, Consumer: Flaky } as unknown as PlatformaticModule;
 }
 
 // CI runs every test on Node 20 and on Node 24. @platformatic/kafka needs
@@ -54,6 +77,37 @@ if (platformaticSupported()) {
       const c = new BatchCollector(source);
       await c.until((x) => x.records() >= 4);
       expect(c.values()).toEqual(['v6', 'v7', 'v8', 'v9']);
+      await source.close();
+    });
+
+    it('fetches again after a failed fetch, losing and repeating nothing', async () => {
+      const topic = await fx.topic(1);
+      await fx.sendNumbered(topic, 1, 0, 20);
+      const failing = { left: 3 };
+      const source = assignedSource({
+        partitions: [{ topic, partition: 0 }],
+        kafka: platformaticConsumerWith(() => flakyClient(failing)),
+      });
+      const c = new BatchCollector(source);
+      await c.until((x) => x.records() >= 20);
+      expect(c.values()).toEqual(Array.from({ length: 20 }, (_, i) => `v${i}`));
+      expect(failing.left).toBe(0);
+      await source.close();
+    });
+
+    it('ends the source after five failed fetch rounds in a row, naming the cause', async () => {
+      const topic = await fx.topic(1);
+      await fx.sendNumbered(topic, 1, 0, 5);
+      const source = assignedSource({
+        partitions: [{ topic, partition: 0 }],
+        kafka: platformaticConsumerWith(() => flakyClient({ left: Infinity })),
+      });
+      const c = new BatchCollector(source);
+      await expect(c.until(() => false, 20_000)).rejects.toThrow(
+        'TWG_KAFKA_CONSUMER_FAILED: the Kafka consumer failed and will not restart: ' +
+          'injected: the connection was reset',
+      );
+      expect(c.batches).toEqual([]);
       await source.close();
     });
   });
