@@ -1,6 +1,8 @@
 import {
   ACCEPT_LOSS_WINDOW,
+  DEFAULT_MEMORY_LIMIT_BYTES,
   flowControlConfigSchema,
+  memoryShare,
   parseConfig,
   type LossWindowAcceptance,
   type FlowControlConfigInput,
@@ -35,18 +37,18 @@ export type SecondaryConfig = Omit<z.output<typeof secondaryConfigSchema>, 'maxQ
 };
 
 /** The pipeline's `memoryLimitBytes` when it sets none. */
-export const DEFAULT_MEMORY_LIMIT_BYTES = 1024 * 1024 * 1024;
+export { DEFAULT_MEMORY_LIMIT_BYTES };
 /** The most a secondary lane holds, in bytes, when its part declares no bound. */
 export const MAX_DEFAULT_LANE_BYTES = 64 * 1024 * 1024;
 
 /**
  * A secondary lane's byte bound when its part declares none: a sixteenth of
- * the memory limit, at most 64 MiB. Each lane's queue is memory flow control
- * cannot shed by reading less, so its share follows the limit the user set
- * (64 MiB at the default 1 GiB, 32 MiB at 512 MiB).
+ * the memory limit, at most 64 MiB (`memoryShare`). Each lane's queue is
+ * memory flow control cannot shed by reading less, so its share follows the
+ * limit the user set (64 MiB at the default 1 GiB, 32 MiB at 512 MiB).
  */
 export function defaultLaneBytes(memoryLimitBytes: number): number {
-  return Math.max(1, Math.min(MAX_DEFAULT_LANE_BYTES, Math.floor(memoryLimitBytes / 16)));
+  return memoryShare(memoryLimitBytes, 16, MAX_DEFAULT_LANE_BYTES);
 }
 
 /** Resolves a secondary's declared lane settings against the pipeline's memory limit. */

@@ -15,6 +15,12 @@ import { reasonOf } from './errors.js';
 import { nodeSegmentFs, type SegmentFs } from './segment-fs.js';
 
 const MiB = 1024 * 1024;
+/**
+ * The queue bound of a sink opened with no `maxQueuedBytes`. Declared as a
+ * topology part, raw takes an eighth of the topology's memory limit, at
+ * most this (raw-segments-part.ts).
+ */
+export const DEFAULT_QUEUED_BYTES = 128 * MiB;
 /** Idle packed-batch buffers kept for reuse at most (buffer-pool.ts), unless the queue bound is lower. */
 const MAX_POOLED_BYTES = 64 * MiB;
 
@@ -193,7 +199,7 @@ export const rawSegmentSinkOptionsSchema = z
     maxSegmentBytes: int(1024, 1024 * MiB, 64 * MiB),
     maxBatchesPerSegment: int(1, 1_000_000, 1024),
     maxQueuedBatches: int(1, 10_000_000, 2048),
-    maxQueuedBytes: int(1, Number.MAX_SAFE_INTEGER, 128 * MiB),
+    maxQueuedBytes: int(1, Number.MAX_SAFE_INTEGER, DEFAULT_QUEUED_BYTES),
     readChunkRecords: int(1, 1_000_000, 4096),
     writer: z.enum(['worker', 'inline']).default('worker'),
     fs: z

@@ -1,5 +1,5 @@
-import type { RawPart, SinkContext } from '@thalweg/connector-core';
-import type { RawSegmentSinkOptions, RawSinkEvent } from './options.js';
+import { memoryShare, type RawPart, type SinkContext } from '@thalweg/connector-core';
+import { DEFAULT_QUEUED_BYTES, type RawSegmentSinkOptions, type RawSinkEvent } from './options.js';
 import { RawSegmentSink, type RawSinkStats } from './raw-segment-sink.js';
 import type { SegmentFormat } from './segment-format.js';
 
@@ -26,7 +26,9 @@ export interface RawSegmentsPartOptions extends Omit<
 /**
  * Durable Arrow IPC segments in a local directory as the primary-raw part
  * of a topology (`openTopology` in @thalweg/pipeline). The cluster recorded
- * in every segment is the source's. The sink's settings are logged once at
+ * in every segment is the source's. Without a `maxQueuedBytes`, its queue
+ * holds at most an eighth of the topology's memory limit, at most 128 MiB.
+ * The sink's settings are logged once at
  * debug level; write retries and failed confirmations go to the topology's
  * log.
  */
@@ -40,6 +42,9 @@ export function rawSegments(options: RawSegmentsPartOptions): RawPart<RawSinkSta
       const sink = await RawSegmentSink.open(
         {
           ...sinkOptions,
+          maxQueuedBytes:
+            sinkOptions.maxQueuedBytes ??
+            memoryShare(context.memoryLimitBytes, 8, DEFAULT_QUEUED_BYTES),
           id: context.id,
           cluster: context.cluster,
           confirm: context.confirm,

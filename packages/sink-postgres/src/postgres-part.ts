@@ -1,6 +1,7 @@
 import {
   functionOption,
   mapRecords,
+  memoryShare,
   parseConfig,
   RecordRefused,
   type SyncDerivation,
@@ -12,7 +13,7 @@ import {
 import { z } from 'zod';
 import type { PgBatch, PgRow } from './pg-batch.js';
 import { PostgresSink } from './postgres-sink.js';
-import type { PostgresSinkOptions } from './sink-options.js';
+import { DEFAULT_QUEUED_BYTES, type PostgresSinkOptions } from './sink-options.js';
 import type { PostgresSinkStats } from './sink-stats.js';
 import { pgTableSpecSchema, qualifiedName, type PgTableSpec } from './table-spec.js';
 
@@ -66,8 +67,10 @@ function given(reason: string) {
  *
  * With `connectionString` the sink creates its pool and ends it when it
  * closes; a `pool` given here stays the caller's, who ends it after the
- * topology closed. The table and `row` are checked here, the rest when the
- * part opens; a refusal names the field.
+ * topology closed. Without a `maxQueuedBytes`, the sink's queue holds at
+ * most a thirty-second of the topology's memory limit, at most 32 MiB. The
+ * table and `row` are checked here, the rest when the part opens; a
+ * refusal names the field.
  */
 export function postgres(options: PostgresPartOptions): SecondaryPart<PgBatch, PostgresSinkStats> {
   parseConfig(declaredSchema, options, PATH);
@@ -79,6 +82,9 @@ export function postgres(options: PostgresPartOptions): SecondaryPart<PgBatch, P
     async open(context) {
       const sink = await PostgresSink.open({
         ...sinkOptions,
+        maxQueuedBytes:
+          sinkOptions.maxQueuedBytes ??
+          memoryShare(context.memoryLimitBytes, 32, DEFAULT_QUEUED_BYTES),
         id: context.id,
         confirm: context.confirm,
         log: context.log.debug,

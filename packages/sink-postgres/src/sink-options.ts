@@ -116,6 +116,13 @@ export interface ResolvedOptions {
 /** The root of every option path of this sink (the shared convention, parse-config.ts). */
 const PATH = 'postgresSink';
 
+/**
+ * The queue bound of a sink opened with no `maxQueuedBytes`. Declared as a
+ * topology part, the sink takes a thirty-second of the topology's memory
+ * limit, at most this (postgres-part.ts).
+ */
+export const DEFAULT_QUEUED_BYTES = 32 * 1024 * 1024;
+
 const int = (min: number, max: number, fallback: number) =>
   z.number().int().min(min).max(max).default(fallback);
 /**
@@ -134,7 +141,7 @@ const postgresSinkOptionsSchema = z
     coverage: objectWith<TransactionalCoverage>('recordInTransaction').optional(),
     maxRowsPerStatement: int(1, 1_000_000, 1000),
     maxQueuedBatches: int(1, 65_536, 64),
-    maxQueuedBytes: int(1, Number.MAX_SAFE_INTEGER, 32 * 1024 * 1024),
+    maxQueuedBytes: int(1, Number.MAX_SAFE_INTEGER, DEFAULT_QUEUED_BYTES),
     maxBatchesPerTransaction: int(1, 4096, 16),
     statement: z.enum(['unnest', 'values']).default('unnest'),
     retry: z

@@ -31,8 +31,8 @@ function table(): PgTableSpec {
   };
 }
 
-function context(id: string) {
-  const { context, info, debug } = recordingPartContext();
+function context(id: string, memoryLimitBytes?: number) {
+  const { context, info, debug } = recordingPartContext(memoryLimitBytes);
   const confirm = recordingTarget();
   const ctx: SinkContext<'secondary'> = { ...context, id: sinkId(id), cluster: 'prod-eu', confirm };
   return { ctx, info, debug, confirm };
@@ -143,6 +143,30 @@ describe('postgres(): opened against PostgreSQL', () => {
       await opened.sink.close();
       await opened.release?.();
       expect(await countRows(pool, spec)).toBe(0);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it("queues at most a thirty-second of the topology's memory limit, at most 32 MiB, unless given a bound", async () => {
+    const MiB = 1024 * 1024;
+    const spec = table();
+    const pool = testPool(2);
+    const queued = async (memoryLimitBytes?: number, maxQueuedBytes?: number) => {
+      const { ctx, debug } = context(uniqueName('pg-part'), memoryLimitBytes);
+      const opened = await postgres({
+        pool,
+        table: spec,
+        row: csvRow,
+        ...(maxQueuedBytes === undefined ? {} : { maxQueuedBytes }),
+      }).open(ctx);
+      await opened.sink.close();
+      return /maxQueuedBytes=(\d+)/.exec(debug.join('\n'))?.[1];
+    };
+    try {
+      expect(await queued()).toBe(String(32 * MiB));
+      expect(await queued(512 * MiB)).toBe(String(16 * MiB));
+      expect(await queued(512 * MiB, 2 * MiB)).toBe(String(2 * MiB));
     } finally {
       await pool.end();
     }

@@ -1,7 +1,13 @@
-import { ConfigError, type PartContext, type SourcePart } from '@thalweg/connector-core';
+import {
+  ConfigError,
+  memoryShare,
+  type PartContext,
+  type SourcePart,
+} from '@thalweg/connector-core';
 import { KafkaAssignedSource } from './kafka-assigned-source.js';
 import { KafkaGroupSource } from './kafka-group-source.js';
 import {
+  DEFAULT_QUEUED_BYTES,
   parseKafkaSourceOptions,
   type KafkaAssignedOptions,
   type KafkaGroupOptions,
@@ -33,7 +39,8 @@ export type KafkaPartOptions = KafkaGroupPartOptions | KafkaAssignedPartOptions;
  * The options are validated here, a refusal naming the field
  * (`kafkaSource.groupId`). Opened, the source logs its settings through the
  * context's `debug`, and kafkajs lines (at `logLevel`, default none) and
- * operator events through its `info`.
+ * operator events through its `info`. Without a `maxQueuedBytes`, it
+ * queues at most a sixteenth of the topology's memory limit, at most 64 MiB.
  */
 export function kafka(options: KafkaGroupPartOptions): SourcePart<KafkaGroupSource>;
 export function kafka(options: KafkaAssignedPartOptions): SourcePart<KafkaAssignedSource>;
@@ -56,9 +63,18 @@ export function kafka(
   }
   const mode = options.mode ?? ('partitions' in options ? 'assigned' : 'group');
   const settings = parseKafkaSourceOptions({ ...options, mode });
+  // A bound not given follows the topology's memory limit, known at open.
+  const queued = options.maxQueuedBytes;
   return {
     role: 'source',
-    open: (context) => openSource(settings, context),
+    open: (context) =>
+      openSource(
+        {
+          ...settings,
+          maxQueuedBytes: queued ?? memoryShare(context.memoryLimitBytes, 16, DEFAULT_QUEUED_BYTES),
+        },
+        context,
+      ),
   };
 }
 

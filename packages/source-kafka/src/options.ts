@@ -4,6 +4,12 @@ import type { ConsumerFactory, ConsumerSettings, KafkaLogLevel } from './consume
 import type { DroppedCommit } from './commit-gate.js';
 
 const MiB = 1024 * 1024;
+/**
+ * The fetched bytes a source queues when given no `maxQueuedBytes`. Declared
+ * as a topology part, it takes a sixteenth of the topology's memory limit,
+ * at most this (kafka-part.ts).
+ */
+export const DEFAULT_QUEUED_BYTES = 64 * MiB;
 /** Node timers overflow above 2^31 - 1 ms; Kafka's int32 fields stop there too. */
 const INT32_MAX = 0x7fffffff;
 
@@ -177,7 +183,7 @@ const commonShape = {
   clientId: text.default('thalweg'),
   fromBeginning: z.boolean({ error: 'must be a boolean' }).default(true),
   maxQueuedBatches: int(1, 256),
-  maxQueuedBytes: int(1, 64 * MiB),
+  maxQueuedBytes: int(1, DEFAULT_QUEUED_BYTES),
   maxBytes: int(1, 10 * MiB),
   maxBytesPerPartition: int(1, MiB),
   minBytes: int(1, 1),

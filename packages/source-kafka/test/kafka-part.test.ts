@@ -36,6 +36,29 @@ describe('kafka(): the source part', () => {
     await source.close();
   });
 
+  it("queues at most a sixteenth of the topology's memory limit, at most 64 MiB, unless given a bound", async () => {
+    const MiB = 1024 * 1024;
+    const queued = async (memoryLimitBytes?: number, maxQueuedBytes?: number) => {
+      const { factory } = FakeConsumer.factory();
+      const { context, debug } = recordingPartContext(memoryLimitBytes);
+      const source = await kafka({
+        brokers,
+        cluster: 'c',
+        topics: ['t'],
+        groupId: 'g',
+        kafka: factory,
+        ...(maxQueuedBytes === undefined ? {} : { maxQueuedBytes }),
+      }).open(context);
+      await source.close();
+      return debug.find((l) => l.includes('maxQueuedBytes='));
+    };
+    expect(await queued()).toBe(`thalweg source-kafka: maxQueuedBytes=${64 * MiB}`);
+    expect(await queued(512 * MiB)).toBe(`thalweg source-kafka: maxQueuedBytes=${32 * MiB}`);
+    expect(await queued(512 * MiB, 5 * MiB)).toBe(
+      `thalweg source-kafka: maxQueuedBytes=${5 * MiB}`,
+    );
+  });
+
   it('takes the mode from what is given when it is left out: a groupId is a group, partitions are assigned', async () => {
     const { factory } = FakeConsumer.factory();
     const group = await kafka({

@@ -18,6 +18,12 @@ export interface PartLog {
 export interface PartContext {
   readonly log: PartLog;
   readonly clock: Clock;
+  /**
+   * The topology's memory limit (the pipeline's `memoryLimitBytes`). A part
+   * that holds a queue and was given no bound takes its default from it
+   * (`memoryShare`).
+   */
+  readonly memoryLimitBytes: number;
 }
 
 /**

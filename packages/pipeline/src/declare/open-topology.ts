@@ -1,4 +1,5 @@
 import {
+  DEFAULT_MEMORY_LIMIT_BYTES,
   monotonicClock,
   runDerivation,
   sinkId,
@@ -34,6 +35,7 @@ export async function openTopology<R extends RawPart, S extends SecondaryParts>(
   const context: PartContext = {
     log: { info, debug: declaration.debug ?? (() => undefined) },
     clock: declaration.clock ?? monotonicClock,
+    memoryLimitBytes: declaredMemoryLimit(declaration.config?.memoryLimitBytes),
   };
   const rawId = idOf(declaration.raw.id ?? 'raw', 'raw.id');
   const secondaries = Object.entries(declaration.secondaries ?? {}).map(
@@ -90,6 +92,18 @@ export async function openTopology<R extends RawPart, S extends SecondaryParts>(
     await opened.release(info);
     throw error;
   }
+}
+
+/**
+ * The memory limit the parts are told: the one declared, else the
+ * pipeline's default. A declared value that is not a positive integer is
+ * refused with the rest of the configuration when the pipeline opens; the
+ * parts get the default until then.
+ */
+function declaredMemoryLimit(declared: unknown): number {
+  return typeof declared === 'number' && Number.isSafeInteger(declared) && declared > 0
+    ? declared
+    : DEFAULT_MEMORY_LIMIT_BYTES;
 }
 
 /** A declared topology, opened: the pipeline, with each part's statistics. */

@@ -209,6 +209,41 @@ describe('openTopology', () => {
     await job.stop();
     expect(released).toBe(1);
   });
+
+  it('tells every part the memory limit the config declares, or the default', async () => {
+    const told = async (config?: { memoryLimitBytes: number }) => {
+      const dir = await tempDir();
+      const limits: number[] = [];
+      const job = await openTopology({
+        source: {
+          role: 'source',
+          open: (context) => {
+            limits.push(context.memoryLimitBytes);
+            return new MemoryStoreSource(logsOf('t', 1, 1), 1);
+          },
+        },
+        raw: rawSegments({ dir: join(dir, 'raw'), writer: 'inline' }),
+        secondaries: {
+          pg: {
+            role: 'secondary',
+            open: (context: SinkContext<'secondary'>) => {
+              limits.push(context.memoryLimitBytes);
+              return memoryRows().open(context);
+            },
+          },
+        },
+        ...(config === undefined ? {} : { config }),
+        log: () => undefined,
+      });
+      await job.run();
+      return limits;
+    };
+    expect(await told()).toEqual([1024 * 1024 * 1024, 1024 * 1024 * 1024]);
+    expect(await told({ memoryLimitBytes: 256 * 1024 * 1024 })).toEqual([
+      256 * 1024 * 1024,
+      256 * 1024 * 1024,
+    ]);
+  });
 });
 
 // What must not compile: a sink id that was not declared, lane settings in the pipeline config.

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  DEFAULT_MEMORY_LIMIT_BYTES,
   derivedCoverage,
   monotonicClock,
   offsetSpan,
@@ -18,6 +19,7 @@ describe("the README's zerobus() example", () => {
       confirm,
       log: { info: () => undefined, debug: () => undefined },
       clock: monotonicClock,
+      memoryLimitBytes: DEFAULT_MEMORY_LIMIT_BYTES,
     });
     const enc = new TextEncoder();
     const span = offsetSpan('events', 0, 0, 3);
