@@ -5,7 +5,7 @@ import type { CommitResult } from './consumer-port.js';
  * out of date": the partitions may belong to someone else now. Retrying the
  * same commit is wrong; the assignment has to be re-learnt from the next join.
  */
-const OWNERSHIP_ERRORS = new Set([
+export const OWNERSHIP_ERRORS: ReadonlySet<string> = new Set([
   'REBALANCE_IN_PROGRESS',
   'ILLEGAL_GENERATION',
   'UNKNOWN_MEMBER_ID',

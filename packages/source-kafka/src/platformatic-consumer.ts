@@ -9,9 +9,15 @@ import type {
   ConsumerSettings,
   FetchedBatch,
 } from './consumer-port.js';
+import { OWNERSHIP_ERRORS } from './commit-error.js';
 import { describePartition, KafkaSourceError } from './errors.js';
 import { loadPlatformatic, type PlatformaticModule } from './platformatic-load.js';
-import { EARLIEST, fetchRound, LATEST, type FetchScope, type Owned } from './platformatic-fetch.js';
+import {
+  fetchRound,
+  startingPositions,
+  type FetchScope,
+  type Owned,
+} from './platformatic-fetch.js';
 import { apiIdsOf, isUnknownTopic, missingTopics, toPartitions } from './platformatic-support.js';
 
 /** `isolationLevel` of a Fetch: only committed records. */
@@ -19,13 +25,6 @@ const READ_COMMITTED = 1;
 /** Failed fetch rounds in a row (each already retried by the client) before the consumer crashes. */
 const ROUNDS_BEFORE_CRASH = 5;
 const ROUND_RETRY_MS = 500;
-
-const OWNERSHIP = new Set([
-  'REBALANCE_IN_PROGRESS',
-  'ILLEGAL_GENERATION',
-  'UNKNOWN_MEMBER_ID',
-  'FENCED_INSTANCE_ID',
-]);
 
 const APPLIED: CommitResult = Object.freeze({ kind: 'applied' });
 
@@ -200,7 +199,7 @@ class PlatformaticPort implements ConsumerPort {
       return APPLIED;
     } catch (error) {
       for (const id of apiIdsOf(error)) {
-        if (OWNERSHIP.has(id))
+        if (OWNERSHIP_ERRORS.has(id))
           return { kind: 'ownership-changed', detail: `the broker answered ${id}` };
       }
       throw error;
@@ -281,41 +280,45 @@ class PlatformaticPort implements ConsumerPort {
     );
     // The source seeks here, synchronously, what it already holds.
     this.#emit({ kind: 'joined', assignment: list });
-    this.#position(generation).catch((error: unknown) => {
-      this.#crash(error);
-    });
+    void this.#positionWithRetry(generation);
+  }
+
+  /**
+   * Positions the join's partitions, trying again on a failure. A failure
+   * that says the group moved on (a rebalance under way) is left to the
+   * rejoin the client makes, which positions again; so is one of a join
+   * that is no longer the last.
+   */
+  async #positionWithRetry(generation: number): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.#position(generation);
+        return;
+      } catch (error) {
+        if (generation !== this.#generation || this.#halted()) return;
+        if ([...apiIdsOf(error)].some((id) => OWNERSHIP_ERRORS.has(id))) return;
+        if (attempt >= ROUNDS_BEFORE_CRASH) {
+          this.#crash(error);
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, ROUND_RETRY_MS));
+      }
+    }
   }
 
   /** Each owned partition's start: a seek, else its committed offset, else the log's start or end. */
   async #position(generation: number): Promise<void> {
-    const client = this.#need();
     const owned = [...this.#owned.values()];
-    const topics = [...new Set(owned.map((o) => o.partition.topic))];
-    const committed =
-      this.#settings.assignment.kind === 'group' && owned.length > 0
-        ? await client.listCommittedOffsets({
-            topics: topics.map((topic) => ({
-              topic,
-              partitions: owned
-                .filter((o) => o.partition.topic === topic)
-                .map((o) => o.partition.partition),
-            })),
-          })
-        : new Map<string, bigint[]>();
-    const ends =
-      owned.length > 0
-        ? await client.listOffsets({
-            topics,
-            timestamp: this.#settings.fromBeginning ? EARLIEST : LATEST,
-          })
-        : new Map<string, bigint[]>();
+    const starts = await startingPositions(
+      this.#need(),
+      owned.map((o) => o.partition),
+      this.#settings.assignment.kind === 'group',
+      this.#settings.fromBeginning,
+    );
     if (generation !== this.#generation || this.#stopped) return;
     for (const o of owned) {
-      const { topic, partition } = o.partition;
-      const done = committed.get(topic)?.[partition];
-      const fallback = ends.get(topic)?.[partition];
-      const start = this.#sought.get(o.key) ?? (done !== undefined && done >= 0n ? done : fallback);
-      if (start === undefined) throw new Error(`no offset listed for ${topic}/${partition}`);
+      const start = this.#sought.get(o.key) ?? starts.get(o.key);
+      if (start === undefined) throw new Error(`no offset listed for ${o.key}`);
       o.position = start;
     }
     this.#sought.clear();

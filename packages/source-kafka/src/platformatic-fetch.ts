@@ -5,8 +5,8 @@ import { fetchedBatch } from './platformatic-records.js';
 import { positionLost } from './platformatic-support.js';
 
 /** ListOffsets timestamps: the log start and the log end. */
-export const EARLIEST = -2n;
-export const LATEST = -1n;
+const EARLIEST = -2n;
+const LATEST = -1n;
 /** Kafka's error code for a fetch position outside the log. */
 const OFFSET_OUT_OF_RANGE = 1;
 
@@ -40,6 +40,38 @@ export interface FetchScope {
   current(asked: Asked): boolean;
   /** Hands on a partition's answer; the position has already moved past it. */
   deliver(batch: FetchedBatch): void;
+}
+
+/**
+ * Where each partition of a join starts when nothing was sought: its
+ * committed offset in group mode, else the log's start (`fromBeginning`) or
+ * end. Keyed by `partitionKey`.
+ */
+export async function startingPositions(
+  client: Consumer,
+  partitions: readonly SourcePartition[],
+  group: boolean,
+  fromBeginning: boolean,
+): Promise<Map<string, bigint>> {
+  const starts = new Map<string, bigint>();
+  if (partitions.length === 0) return starts;
+  const topics = [...new Set(partitions.map((p) => p.topic))];
+  const committed = group
+    ? await client.listCommittedOffsets({
+        topics: topics.map((topic) => ({
+          topic,
+          partitions: partitions.filter((p) => p.topic === topic).map((p) => p.partition),
+        })),
+      })
+    : new Map<string, bigint[]>();
+  const ends = await client.listOffsets({ topics, timestamp: fromBeginning ? EARLIEST : LATEST });
+  for (const p of partitions) {
+    const done = committed.get(p.topic)?.[p.partition];
+    const fallback = ends.get(p.topic)?.[p.partition];
+    const start = done !== undefined && done >= 0n ? done : fallback;
+    if (start !== undefined) starts.set(partitionKey(p), start);
+  }
+  return starts;
 }
 
 /** One fetch per leader, all at once; each partition's answer is delivered as it is read. */

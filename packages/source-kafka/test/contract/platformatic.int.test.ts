@@ -20,18 +20,21 @@ async function deleteBefore(topic: string, before: number): Promise<void> {
   }
 }
 
-/** The real client module, with a Consumer whose first `left` fetches fail. */
-async function flakyClient(failing: { left: number }): Promise<PlatformaticModule> {
+/** The real client module, with a Consumer whose first `left` calls of `method` fail. */
+async function flakyClient(
+  failing: { left: number },
+  method: 'fetch' | 'listOffsets' = 'fetch',
+): Promise<PlatformaticModule> {
   const real = await import('@platformatic/kafka');
   class Flaky extends real.Consumer {
     constructor(
       options: ConstructorParameters<typeof real.Consumer<Buffer, Buffer, Buffer, Buffer>>[0],
     ) {
       super(options);
-      const fetch = this.fetch.bind(this) as (options: unknown) => Promise<unknown>;
+      const call = this[method].bind(this) as (options: unknown) => Promise<unknown>;
       Object.assign(this, {
-        fetch: (options: unknown) => {
-          if (failing.left <= 0) return fetch(options);
+        [method]: (options: unknown) => {
+          if (failing.left <= 0) return call(options);
           failing.left -= 1;
           return Promise.reject(new Error('injected: the connection was reset'));
         },
@@ -91,6 +94,24 @@ if (platformaticSupported()) {
       const c = new BatchCollector(source);
       await c.until((x) => x.records() >= 20);
       expect(c.values()).toEqual(Array.from({ length: 20 }, (_, i) => `v${i}`));
+      expect(failing.left).toBe(0);
+      await source.close();
+    });
+
+    it('positions its partitions again when listing their offsets fails', async () => {
+      const topic = await fx.topic(2);
+      await fx.sendNumbered(topic, 2, 0, 10);
+      const failing = { left: 2 };
+      const source = assignedSource({
+        partitions: [
+          { topic, partition: 0 },
+          { topic, partition: 1 },
+        ],
+        kafka: platformaticConsumerWith(() => flakyClient(failing, 'listOffsets')),
+      });
+      const c = new BatchCollector(source);
+      await c.until((x) => x.records() >= 10);
+      expect(c.values().sort()).toEqual(Array.from({ length: 10 }, (_, i) => `v${i}`).sort());
       expect(failing.left).toBe(0);
       await source.close();
     });
