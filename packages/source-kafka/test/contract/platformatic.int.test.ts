@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kafkaBrokers, uniqueName } from '@thalweg/test-services';
 import { kafkaSource, platformaticConsumer, platformaticSupported } from '../../src/index.js';
-import { platformaticConsumerWith } from '../../src/platformatic-consumer.js';
+import { platformaticConsumerWith } from '../../src/platformatic-port.js';
 import type { PlatformaticModule } from '../../src/platformatic-load.js';
 import { assignedSource, BatchCollector, KafkaFixture, quiet } from '../helpers.js';
 import { describeKafkaContracts } from './kafka-contracts.js';
