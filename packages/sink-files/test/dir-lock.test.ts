@@ -33,6 +33,9 @@ function holder(dir: string) {
     await sink.submit({ span, records }, span, { kind: 'raw-anchor', span });
     await sink.flush();
     process.stdout.write('ready\\n');
+    // Reachable until killed: a sink the collector takes closes its lock file
+    // (Node closes a FileHandle on collection), and the lock goes with it.
+    globalThis.held = sink;
     setInterval(() => {}, 1000);
   `;
   const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
@@ -148,7 +151,8 @@ function opener(dir: string) {
   const script = `
     import { RawSegmentSink } from ${JSON.stringify(index)};
     try {
-      await RawSegmentSink.open({
+      // Held reachable until killed (see holder).
+      globalThis.held = await RawSegmentSink.open({
         id: 'raw', dir: ${JSON.stringify(dir)}, cluster: 'cluster-a',
         confirm: { apply: async () => {} }, log: () => {},
       });

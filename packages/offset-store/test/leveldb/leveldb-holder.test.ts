@@ -42,7 +42,8 @@ describe('one writer per LevelDB local tier', () => {
     const index = fileURLToPath(new URL('../../dist/leveldb/index.js', import.meta.url));
     const script = `
       import { LevelDbCoverage } from ${JSON.stringify(index)};
-      await LevelDbCoverage.open({ location: ${JSON.stringify(at)}, sinks: ['raw'] });
+      // Reachable until killed: a store the collector takes may let its lock go.
+      globalThis.held = await LevelDbCoverage.open({ location: ${JSON.stringify(at)}, sinks: ['raw'] });
       process.stdout.write('ready\\n');
       setInterval(() => {}, 1000);
     `;
