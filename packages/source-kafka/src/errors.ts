@@ -64,6 +64,17 @@ export class KafkaSourceError extends ThalwegError<KafkaSourceErrorCode> {
   }
 }
 
+/** The refusal of configured partitions the cluster does not have; null when there are none. */
+export function unknownPartitions(missing: readonly SourcePartition[]): KafkaSourceError | null {
+  const [first] = missing;
+  if (first === undefined) return null;
+  return new KafkaSourceError(
+    'TWG_KAFKA_PARTITION_UNKNOWN',
+    `partitions: ${missing.map(describePartition).join(', ')} do not exist in the cluster`,
+    { partition: first },
+  );
+}
+
 export function describePartition(p: SourcePartition): string {
   return `${p.topic}/${p.partition}`;
 }

@@ -1,6 +1,6 @@
 import { AssignerProtocol, PartitionAssigners, type PartitionAssigner } from 'kafkajs';
 import type { SourcePartition } from '@thalweg/connector-core';
-import { describePartition, KafkaSourceError } from './errors.js';
+import { unknownPartitions } from './errors.js';
 
 /**
  * kafkajs asks each assigner for its protocol metadata when it builds a
@@ -50,14 +50,8 @@ export function pinnedAssigner(
         (p) =>
           !cluster.findTopicPartitionMetadata(p.topic).some((m) => m.partitionId === p.partition),
       );
-      const [first] = missing;
-      if (first !== undefined) {
-        throw new KafkaSourceError(
-          'TWG_KAFKA_PARTITION_UNKNOWN',
-          `partitions: ${missing.map(describePartition).join(', ')} do not exist in the cluster`,
-          { partition: first },
-        );
-      }
+      const refused = unknownPartitions(missing);
+      if (refused !== null) throw refused;
       return members.map((member) => {
         // userData is null on the wire when a member sent none.
         const data: unknown = AssignerProtocol.MemberMetadata.decode(

@@ -10,7 +10,7 @@ import type {
   FetchedBatch,
 } from './consumer-port.js';
 import { OWNERSHIP_ERRORS } from './commit-error.js';
-import { describePartition, KafkaSourceError } from './errors.js';
+import { KafkaSourceError, unknownPartitions } from './errors.js';
 import { loadPlatformatic, type PlatformaticModule } from './platformatic-load.js';
 import {
   fetchRound,
@@ -146,14 +146,8 @@ class PlatformaticPort implements ConsumerPort {
       const missing = s.assignment.partitions.filter(
         (p) => metadata.topics.get(p.topic)?.partitions[p.partition] === undefined,
       );
-      const [first] = missing;
-      if (first !== undefined) {
-        throw new KafkaSourceError(
-          'TWG_KAFKA_PARTITION_UNKNOWN',
-          `partitions: ${missing.map(describePartition).join(', ')} do not exist in the cluster`,
-          { partition: first },
-        );
-      }
+      const refused = unknownPartitions(missing);
+      if (refused !== null) throw refused;
       this.#joined(s.assignment.partitions);
     }
     this.#loop ??= this.#fetchLoop();
