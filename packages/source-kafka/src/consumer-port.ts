@@ -1,4 +1,4 @@
-import type { SourcePartition } from '@thalweg/connector-core';
+import type { ColumnsWriter, SourcePartition } from '@thalweg/connector-core';
 
 /**
  * The seam between the source and a Kafka client. The source needs only
@@ -63,7 +63,8 @@ export interface FetchedMessage {
   readonly headers: readonly FetchedHeader[];
 }
 
-export interface FetchedBatch {
+/** Where a fetched batch of one partition lies in its log. */
+export interface FetchedSpan {
   readonly topic: string;
   readonly partition: number;
   /**
@@ -79,8 +80,39 @@ export interface FetchedBatch {
    * (decimal): the offset its next record will get, where its log ends.
    */
   readonly highWatermark: string;
+}
+
+/** A batch as message objects, one per record (kafkajs decodes into these). */
+export interface FetchedMessages extends FetchedSpan {
+  readonly kind: 'messages';
   /** Records for the caller: control records and aborted transactions removed. */
   readonly messages: readonly FetchedMessage[];
+}
+
+/**
+ * A batch the adapter writes straight into record columns, with no object,
+ * decimal offset or header list per record (the @platformatic/kafka
+ * adapter). Control records and aborted transactions are already removed.
+ */
+export interface FetchedColumns extends FetchedSpan {
+  readonly kind: 'columns';
+  /** How many records the batch holds. */
+  readonly count: number;
+  /**
+   * Writes the records at offset `start` or after into `writer`: `begin`
+   * with their sizes, then one `append` each, in offset order. The caller
+   * `finish`es (or `abandon`s) the batch. Returns how many records lay
+   * before `start`. Throws a `KafkaSourceError` naming the offset of a
+   * record it cannot represent.
+   */
+  write(writer: ColumnsWriter, start: number): number;
+}
+
+export type FetchedBatch = FetchedMessages | FetchedColumns;
+
+/** How many records a fetched batch holds, in either form. */
+export function fetchedCount(batch: FetchedBatch): number {
+  return batch.kind === 'columns' ? batch.count : batch.messages.length;
 }
 
 /**

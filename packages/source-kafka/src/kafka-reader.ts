@@ -17,6 +17,7 @@ import type {
   FetchedBatch,
 } from './consumer-port.js';
 import type { KafkaReadStats } from './kafka-read-stats.js';
+import { fetchedCount } from './consumer-port.js';
 import { connectWithin } from './connect-within.js';
 import { crashError } from './crash-error.js';
 import { KafkaSourceError } from './errors.js';
@@ -293,7 +294,7 @@ export class KafkaReader {
       return;
     }
     if (converted === null) {
-      this.skippedRecords += fetched.messages.length;
+      this.skippedRecords += fetchedCount(fetched);
       return;
     }
     this.skippedRecords += converted.skipped;

@@ -193,6 +193,7 @@ export const kafkajsConsumer: ConsumerFactory = (settings, emit) => {
         firstOffset: typeof first === 'string' ? first : null,
         lastOffset: payload.lastOffset,
         highWatermark: payload.highWatermark,
+        kind: 'messages',
         messages: [],
       },
     });
@@ -223,6 +224,7 @@ export const kafkajsConsumer: ConsumerFactory = (settings, emit) => {
             firstOffset: batch.firstOffset(),
             lastOffset: batch.lastOffset(),
             highWatermark: batch.highWatermark,
+            kind: 'messages',
             messages: batch.messages.map((m) => ({
               offset: m.offset,
               key: m.key ?? null,

@@ -9,6 +9,7 @@ import type {
   ConsumerSettings,
   FetchedBatch,
 } from './consumer-port.js';
+import { fetchedCount } from './consumer-port.js';
 import { OWNERSHIP_ERRORS } from './commit-error.js';
 import { KafkaSourceError, unknownPartitions } from './errors.js';
 import { loadPlatformatic, type PlatformaticModule } from './platformatic-load.js';
@@ -341,7 +342,7 @@ class PlatformaticPort implements ConsumerPort {
         a.owned.version === a.version &&
         !this.#paused.has(a.owned.key),
       deliver: (batch) => {
-        if (batch.messages.length > 0) this.#onBatch(batch);
+        if (fetchedCount(batch) > 0) this.#onBatch(batch);
         else this.#emit({ kind: 'filtered-batch', batch });
       },
     };

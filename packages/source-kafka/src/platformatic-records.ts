@@ -1,4 +1,6 @@
-import type { FetchedBatch, FetchedHeader, FetchedMessage } from './consumer-port.js';
+import type { ColumnsWriter } from '@thalweg/connector-core';
+import type { FetchedColumns, FetchedHeader, FetchedSpan } from './consumer-port.js';
+import { KafkaSourceError } from './errors.js';
 
 /*
  * The parts of @platformatic/kafka's decoded Fetch response this adapter
@@ -44,7 +46,6 @@ const CONTROL = 0x20;
 /** The control record type of an abort marker (its key: version int16, type int16). */
 const ABORT_MARKER = 0;
 
-const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 const utf8 = new TextDecoder();
 
 function controlType(batch: WireBatch): number | null {
@@ -86,12 +87,10 @@ function abortedBatches(part: WirePartition, batches: readonly WireBatch[]): Set
   return aborted;
 }
 
-/** An offset as the port's decimal string; exact beyond 2^53 (the source refuses those itself). */
-function offsetText(first: bigint, firstNumber: number | null, delta: number): string {
-  return firstNumber === null ? String(first + BigInt(delta)) : String(firstNumber + delta);
-}
+const NO_HEADERS: readonly FetchedHeader[] = [];
 
-function headersOf(record: WireRecord): FetchedHeader[] {
+function headersOf(record: WireRecord): readonly FetchedHeader[] {
+  if (record.headers.length === 0) return NO_HEADERS;
   const list: FetchedHeader[] = [];
   for (const [name, value] of record.headers) {
     list.push([name === null ? '' : utf8.decode(name), value]);
@@ -109,45 +108,94 @@ function headersOf(record: WireRecord): FetchedHeader[] {
  * (aborted, compacted away, or transaction markers). It ends at the last
  * offset of the last record batch returned, markers and aborted batches
  * included, so the next fetch starts after them. Control records and aborted
- * transactions are not messages. Timestamps are the record's own, or the
- * batch's append time when the topic stamps records on append.
+ * transactions are not records. Timestamps are the record's own, or the
+ * batch's append time when the topic stamps records on append. The records
+ * are written as columns by the batch's `write`, with no object per record.
  */
 export function fetchedBatch(
   topic: string,
   position: bigint,
   part: WirePartition,
-): FetchedBatch | null {
+): FetchedColumns | null {
   const batches = part.records ?? [];
   const aborted = abortedBatches(part, batches);
-  const from = Number(position <= MAX_SAFE ? position : MAX_SAFE);
   let last = position - 1n;
-  const messages: FetchedMessage[] = [];
+  const kept: WireBatch[] = [];
+  let count = 0;
   for (const batch of batches) {
     const end = batch.firstOffset + BigInt(batch.lastOffsetDelta);
     if (end > last) last = end;
     if ((batch.attributes & CONTROL) !== 0 || aborted.has(batch)) continue;
-    const exact = end <= MAX_SAFE ? Number(batch.firstOffset) : null;
-    const appended = (batch.attributes & LOG_APPEND_TIME) !== 0;
-    for (const record of batch.records) {
-      if (exact !== null && exact + record.offsetDelta < from) continue;
-      if (exact === null && batch.firstOffset + BigInt(record.offsetDelta) < position) continue;
-      const stamp = appended ? batch.maxTimestamp : batch.firstTimestamp + record.timestampDelta;
-      messages.push({
-        offset: offsetText(batch.firstOffset, exact, record.offsetDelta),
-        key: record.key,
-        value: record.value,
-        timestamp: String(stamp),
-        headers: headersOf(record),
-      });
-    }
+    kept.push(batch);
+    count += batch.records.length;
   }
   if (last < position) return null;
-  return {
+  const span = {
     topic,
     partition: part.partitionIndex,
     firstOffset: String(position),
     lastOffset: String(last),
     highWatermark: String(part.highWatermark),
-    messages,
   };
+  return {
+    kind: 'columns',
+    ...span,
+    count,
+    write: (writer, start) => writeKept(span, kept, writer, start),
+  };
+}
+
+/**
+ * The kept record batches' records at `start` or after into `writer`, two
+ * passes (sizes, then records); how many lay before `start`. The caller
+ * has checked that the span's last offset is below 2^53, so every offset is.
+ */
+function writeKept(
+  span: FetchedSpan,
+  kept: readonly WireBatch[],
+  writer: ColumnsWriter,
+  start: number,
+): number {
+  let skipped = 0;
+  let keyBytes = 0;
+  let valueBytes = 0;
+  let headerBytes = 0;
+  for (const batch of kept) {
+    const base = Number(batch.firstOffset);
+    for (const record of batch.records) {
+      if (base + record.offsetDelta < start) {
+        skipped++;
+        continue;
+      }
+      keyBytes += record.key?.byteLength ?? 0;
+      valueBytes += record.value?.byteLength ?? 0;
+      if (record.headers.length > 0 || record.value === null) {
+        headerBytes += writer.headerBytes(headersOf(record), record.value === null);
+      }
+    }
+  }
+  let count = 0;
+  for (const batch of kept) count += batch.records.length;
+  writer.begin({ count: count - skipped, keyBytes, valueBytes, headerBytes });
+  for (const batch of kept) {
+    const base = Number(batch.firstOffset);
+    const appended = (batch.attributes & LOG_APPEND_TIME) !== 0;
+    const first = Number(appended ? batch.maxTimestamp : batch.firstTimestamp);
+    for (const record of batch.records) {
+      const offset = base + record.offsetDelta;
+      if (offset < start) continue;
+      const timestamp = appended ? first : first + Number(record.timestampDelta);
+      if (!Number.isSafeInteger(timestamp)) throw badTimestamp(span, offset, timestamp);
+      writer.append(offset, timestamp, record.key, record.value, headersOf(record));
+    }
+  }
+  return skipped;
+}
+
+function badTimestamp(span: FetchedSpan, offset: number, timestamp: number): KafkaSourceError {
+  return new KafkaSourceError(
+    'TWG_KAFKA_RECORD_INVALID',
+    `${span.topic}/${span.partition} offset ${offset}: timestamp ${timestamp} is not an integer below 2^53 ms`,
+    { partition: { topic: span.topic, partition: span.partition } },
+  );
 }

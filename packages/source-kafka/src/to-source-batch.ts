@@ -1,5 +1,10 @@
 import { ColumnsWriter, offsetSpan, type SourceBatch } from '@thalweg/connector-core';
-import type { FetchedBatch, FetchedMessage } from './consumer-port.js';
+import type {
+  FetchedBatch,
+  FetchedMessage,
+  FetchedMessages,
+  FetchedSpan,
+} from './consumer-port.js';
 import { KafkaSourceError } from './errors.js';
 
 export interface ConvertedBatch {
@@ -10,7 +15,7 @@ export interface ConvertedBatch {
   readonly skipped: number;
 }
 
-function unsafeOffset(raw: string, batch: FetchedBatch): KafkaSourceError {
+export function unsafeOffset(raw: string, batch: FetchedSpan): KafkaSourceError {
   return new KafkaSourceError(
     'TWG_KAFKA_OFFSET_UNSAFE',
     `${batch.topic}/${batch.partition} offset ${raw} is not a non-negative integer below 2^53; ` +
@@ -19,7 +24,7 @@ function unsafeOffset(raw: string, batch: FetchedBatch): KafkaSourceError {
   );
 }
 
-function offsetOf(raw: string, batch: FetchedBatch): number {
+function offsetOf(raw: string, batch: FetchedSpan): number {
   const n = Number(raw);
   // Number() of a decimal string at or above 2^53 is not a safe integer, so
   // this refuses rather than rounds (ADR 0004).
@@ -57,6 +62,22 @@ export function toSourceBatch(
   const first = fetched.firstOffset === null ? last : offsetOf(fetched.firstOffset, fetched);
   const start = floor === undefined ? first : Math.max(first, floor);
   if (end <= start) return null;
+  let skipped: number;
+  try {
+    skipped =
+      fetched.kind === 'columns'
+        ? fetched.write(writer, start)
+        : writeMessages(fetched, start, writer);
+  } catch (error) {
+    writer.abandon();
+    throw error;
+  }
+  const batch = writer.finish(offsetSpan(fetched.topic, fetched.partition, start, end));
+  return { batch, bytes: batch.payloadBytes(), skipped };
+}
+
+/** Message objects (kafkajs) into the writer, from `start` on; how many lay before it. */
+function writeMessages(fetched: FetchedMessages, start: number, writer: ColumnsWriter): number {
   const { messages } = fetched;
   // First pass: what is kept, and the columns' sizes.
   let from = 0;
@@ -76,28 +97,16 @@ export function toSourceBatch(
     headerBytes += writer.headerBytes(m.headers, m.value === null);
   }
   writer.begin({ count: messages.length - from, keyBytes, valueBytes, headerBytes });
-  try {
-    for (let i = from; i < messages.length; i++) {
-      const m = messages[i] as FetchedMessage;
-      // A null value (a delete in a compacted topic) is marked on the record,
-      // not by a header a producer could also set.
-      writer.append(
-        offsetOf(m.offset, fetched),
-        timestampOf(m, fetched),
-        m.key,
-        m.value,
-        m.headers,
-      );
-    }
-  } catch (error) {
-    writer.abandon();
-    throw error;
+  for (let i = from; i < messages.length; i++) {
+    const m = messages[i] as FetchedMessage;
+    // A null value (a delete in a compacted topic) is marked on the record,
+    // not by a header a producer could also set.
+    writer.append(offsetOf(m.offset, fetched), timestampOf(m, fetched), m.key, m.value, m.headers);
   }
-  const batch = writer.finish(offsetSpan(fetched.topic, fetched.partition, start, end));
-  return { batch, bytes: batch.payloadBytes(), skipped: from };
+  return from;
 }
 
-function timestampOf(m: FetchedMessage, batch: FetchedBatch): number {
+function timestampOf(m: FetchedMessage, batch: FetchedSpan): number {
   const n = Number(m.timestamp);
   if (!Number.isSafeInteger(n)) {
     throw new KafkaSourceError(

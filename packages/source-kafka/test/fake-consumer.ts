@@ -7,6 +7,7 @@ import {
   type ConsumerPort,
   type ConsumerSettings,
   type FetchedBatch,
+  type FetchedMessages,
   type FetchedMessage,
 } from '../src/index.js';
 import type { SourcePartition } from '@thalweg/connector-core';
@@ -89,7 +90,7 @@ export class FakeConsumer implements ConsumerPort {
     p: SourcePartition,
     from: number,
     count: number,
-    extra: Partial<FetchedBatch> = {},
+    extra: Partial<FetchedMessages> = {},
   ): void {
     const messages: FetchedMessage[] = Array.from({ length: count }, (_, k) => ({
       offset: String(from + k),
@@ -105,6 +106,7 @@ export class FakeConsumer implements ConsumerPort {
       lastOffset: String(from + count - 1),
       // As if the batch ran to the log's end; `extra` says otherwise.
       highWatermark: String(from + count),
+      kind: 'messages',
       messages,
       ...extra,
     });

@@ -98,6 +98,7 @@ describe('KafkaGroupSource rebalances', () => {
         firstOffset: '0',
         lastOffset: '2',
         highWatermark: '3',
+        kind: 'messages',
         messages: [],
       },
     });
@@ -273,6 +274,7 @@ describe('KafkaGroupSource failures', () => {
       firstOffset: '9007199254740991',
       lastOffset: '9007199254740993',
       highWatermark: '9007199254740994',
+      kind: 'messages',
       messages: [],
     });
     const error = await s.collector.until(() => false).catch((e: unknown) => e);

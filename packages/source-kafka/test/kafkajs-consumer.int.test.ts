@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Changes, kafkaBrokers, uniqueName } from '@thalweg/test-services';
 import { kafkajsConsumer, type ConsumerEvent, type ConsumerSettings } from '../src/index.js';
+import { fetchedCount } from '../src/consumer-port.js';
 import { FAST, KafkaFixture } from './helpers.js';
 
 const fx = new KafkaFixture();
@@ -36,7 +37,7 @@ describe('kafkajsConsumer', () => {
     let read = 0;
     const changes = new Changes();
     await port.run((batch) => {
-      read += batch.messages.length;
+      read += fetchedCount(batch);
       changes.poke();
     });
     await changes.until(() => read >= 3, 'the 3 messages read');

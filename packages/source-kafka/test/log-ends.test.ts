@@ -53,6 +53,7 @@ describe('Kafka source logEnd', () => {
         firstOffset: '2',
         lastOffset: '3',
         highWatermark: '4',
+        kind: 'messages',
         messages: [],
       },
     });

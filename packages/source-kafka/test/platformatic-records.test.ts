@@ -1,4 +1,7 @@
+import { ColumnsWriter, offsetSpan, type SourceRecord } from '@thalweg/connector-core';
 import { describe, expect, it } from 'vitest';
+import type { FetchedColumns } from '../src/consumer-port.js';
+import { toSourceBatch } from '../src/to-source-batch.js';
 import {
   fetchedBatch,
   type WireBatch,
@@ -63,8 +66,17 @@ function part(
   };
 }
 
-const values = (b: ReturnType<typeof fetchedBatch>) =>
-  b?.messages.map((m) => Buffer.from(m.value ?? []).toString()) ?? [];
+/** The records a batch writes from its first offset on, as the source reads them. */
+function recordsOf(b: FetchedColumns | null): readonly SourceRecord[] {
+  if (b === null) return [];
+  const start = Number(b.firstOffset);
+  const writer = new ColumnsWriter();
+  b.write(writer, start);
+  return writer.finish(offsetSpan(b.topic, b.partition, start, Number(b.lastOffset) + 1)).records;
+}
+
+const values = (b: FetchedColumns | null) =>
+  recordsOf(b).map((r) => Buffer.from(r.value).toString());
 
 describe('fetchedBatch (a @platformatic/kafka fetch as the port batch)', () => {
   it('starts at the fetch position, dropping the records of a record batch before it', () => {
@@ -76,10 +88,14 @@ describe('fetchedBatch (a @platformatic/kafka fetch as the port batch)', () => {
       lastOffset: '14',
       highWatermark: '100',
     });
-    expect(b?.messages.map((m) => m.offset)).toEqual(['12', '13', '14']);
+    expect(b?.count).toBe(5);
+    const records = recordsOf(b);
+    expect(records.map((r) => r.offset)).toEqual([12, 13, 14]);
     expect(values(b)).toEqual(['c', 'd', 'e']);
-    expect(b?.messages[0]?.timestamp).toBe('1700000000002');
-    expect(b?.messages[0]?.headers).toEqual([['h', Buffer.from('c')]]);
+    expect(records[0]?.timestamp).toBe(1_700_000_000_002);
+    expect(records[0]?.headers.map(([n, v]) => [n, Buffer.from(v ?? []).toString()])).toEqual([
+      ['h', 'c'],
+    ]);
   });
 
   it('is null when nothing at or after the position came back', () => {
@@ -89,7 +105,7 @@ describe('fetchedBatch (a @platformatic/kafka fetch as the port batch)', () => {
 
   it('takes the batch append time when the topic stamps records on append', () => {
     const b = fetchedBatch('t', 0n, part([batch(0, ['a', 'b'], { attributes: LOG_APPEND_TIME })]));
-    expect(b?.messages.map((m) => m.timestamp)).toEqual(['1700000000999', '1700000000999']);
+    expect(recordsOf(b).map((r) => r.timestamp)).toEqual([1_700_000_000_999, 1_700_000_000_999]);
   });
 
   it('drops an aborted transaction and its marker, and ends after them', () => {
@@ -150,12 +166,43 @@ describe('fetchedBatch (a @platformatic/kafka fetch as the port batch)', () => {
 
   it('reports a fetch of only markers as an empty batch over their offsets', () => {
     const b = fetchedBatch('t', 4n, part([marker(4, 8n, 1)]));
-    expect(b).toMatchObject({ firstOffset: '4', lastOffset: '4', messages: [] });
+    expect(b).toMatchObject({ firstOffset: '4', lastOffset: '4', count: 0 });
+    expect(recordsOf(b)).toEqual([]);
   });
 
-  it('writes offsets beyond 2^53 exactly, for the source to refuse by name', () => {
+  it('says offsets beyond 2^53 exactly, for the source to refuse by name', () => {
     const first = 2n ** 53n + 10n;
     const b = fetchedBatch('t', first, part([{ ...batch(0, ['a', 'b']), firstOffset: first }]));
-    expect(b?.messages.map((m) => m.offset)).toEqual(['9007199254741002', '9007199254741003']);
+    expect(b).toMatchObject({ firstOffset: '9007199254741002', lastOffset: '9007199254741003' });
+    expect(() => toSourceBatch(b as FetchedColumns, undefined)).toThrow(
+      expect.objectContaining({ code: 'TWG_KAFKA_OFFSET_UNSAFE' }),
+    );
+  });
+
+  it('writes only the records at or after the start it is given, and counts the others', () => {
+    const b = fetchedBatch('t', 10n, part([batch(10, ['a', 'b', 'c'])]));
+    const converted = toSourceBatch(b as FetchedColumns, 12);
+    expect(converted?.skipped).toBe(2);
+    expect(converted?.batch.span).toMatchObject({ start: 12, end: 13 });
+    expect(converted?.batch.records.map((r) => Buffer.from(r.value).toString())).toEqual(['c']);
+  });
+
+  it('refuses a timestamp beyond 2^53 ms by offset, and leaves the writer ready', () => {
+    const b = fetchedBatch('t', 0n, part([batch(0, ['a'], { firstTimestamp: 2n ** 60n })]));
+    const writer = new ColumnsWriter();
+    expect(() => toSourceBatch(b as FetchedColumns, undefined, writer)).toThrow(
+      /t\/3 offset 0: timestamp .* is not an integer below 2\^53 ms/,
+    );
+    const again = fetchedBatch('t', 0n, part([batch(0, ['ok'])]));
+    expect(toSourceBatch(again as FetchedColumns, undefined, writer)?.batch.records).toHaveLength(
+      1,
+    );
+  });
+
+  it('keeps a null key and marks a null value as a tombstone', () => {
+    const tomb = { ...batch(0, ['x']), records: [{ ...record(0, 'x'), value: null, headers: [] }] };
+    const [r] = recordsOf(fetchedBatch('t', 0n, part([tomb])));
+    expect(r).toMatchObject({ offset: 0, key: null, tombstone: true });
+    expect(r?.value.byteLength).toBe(0);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { FetchedBatch, FetchedMessage } from '../src/index.js';
+import type { FetchedMessage, FetchedMessages } from '../src/index.js';
 import { ColumnsWriter } from '@thalweg/connector-core';
 import { toSourceBatch } from '../src/to-source-batch.js';
 
@@ -12,12 +12,16 @@ const msg = (offset: number, extra: Partial<FetchedMessage> = {}): FetchedMessag
   ...extra,
 });
 
-const batch = (messages: FetchedMessage[], extra: Partial<FetchedBatch> = {}): FetchedBatch => ({
+const batch = (
+  messages: FetchedMessage[],
+  extra: Partial<FetchedMessages> = {},
+): FetchedMessages => ({
   topic: 't',
   partition: 3,
   firstOffset: messages[0]?.offset ?? null,
   lastOffset: messages[messages.length - 1]?.offset ?? '0',
   highWatermark: '100',
+  kind: 'messages',
   messages,
   ...extra,
 });
