@@ -3,16 +3,13 @@ import { partitionKey, type SourcePartition } from '@thalweg/connector-core';
 import type { ConsumerSettings, FetchedBatch } from './consumer-port.js';
 import { fetchedBatch } from './platformatic-records.js';
 import { positionLost } from './platformatic-support.js';
+import type { RawFetcher, RawFetchPartition } from './platformatic-raw-fetch.js';
 
 /** ListOffsets timestamps: the log start and the log end. */
 const EARLIEST = -2n;
 const LATEST = -1n;
 /** Kafka's error code for a fetch position outside the log. */
 const OFFSET_OUT_OF_RANGE = 1;
-
-/** The decoded answer of a Fetch (the promise overload's result). */
-type FetchResponse = Awaited<ReturnType<Consumer['fetch']>>;
-type FetchTopics = Parameters<Consumer['fetch']>[0]['topics'];
 
 /** A partition this member reads, and where. */
 export interface Owned {
@@ -34,6 +31,8 @@ export interface Asked {
 /** What a fetch round needs of the port that runs it. */
 export interface FetchScope {
   readonly client: Consumer;
+  /** Sends the fetches; the client's own `fetch` is not used (platformatic-raw-fetch.ts). */
+  readonly fetcher: RawFetcher;
   readonly settings: ConsumerSettings;
   readonly topics: readonly string[];
   /** Whether the answer to `asked` may still be delivered (same join, no seek or pause since). */
@@ -96,54 +95,45 @@ async function fetchFrom(
   owned: readonly Owned[],
 ): Promise<void> {
   const { client, settings } = scope;
+  const broker = metadata.brokers.get(node);
+  if (broker === undefined) throw new Error(`no address known for broker ${node}`);
   const asked = new Map<string, Asked>(
     owned.map((o) => [o.key, { owned: o, position: o.position as bigint, version: o.version }]),
   );
-  const names = new Map<string, string>();
-  const topics = new Map<string, { topicId: string; partitions: object[] }>();
+  const topics = new Map<string, RawFetchPartition[]>();
   for (const a of asked.values()) {
     const { topic, partition } = a.owned.partition;
-    const id = metadata.topics.get(topic)?.id ?? topic;
-    names.set(id, topic);
-    const entry = topics.get(id) ?? { topicId: id, partitions: [] };
-    topics.set(id, entry);
-    entry.partitions.push({
+    const list = topics.get(topic) ?? [];
+    topics.set(topic, list);
+    list.push({
       partition,
       fetchOffset: a.position,
-      currentLeaderEpoch: -1,
-      lastFetchedEpoch: -1,
       partitionMaxBytes: settings.maxBytesPerPartition,
     });
   }
-  let response: FetchResponse;
-  try {
-    response = await client.fetch({
-      node,
-      topics: [...topics.values()] as FetchTopics,
-      maxBytes: settings.maxBytes,
-      minBytes: settings.minBytes,
-      maxWaitTime: settings.maxWaitTimeInMs,
-    });
-  } catch (error) {
-    // A partition's error fails the call; the others' answers are still good.
-    const partial = (error as { response?: FetchResponse }).response;
-    if (partial === undefined) throw error;
-    response = partial;
+  const response = await scope.fetcher.fetch(broker, {
+    maxWaitMs: settings.maxWaitTimeInMs,
+    minBytes: settings.minBytes,
+    maxBytes: settings.maxBytes,
+    topics,
+  });
+  if (response.errorCode !== 0) {
+    throw new Error(`the fetch from broker ${node} answered error code ${response.errorCode}`);
   }
   let retry: Error | null = null;
   for (const t of response.responses) {
-    const topic = names.get(t.topicId) ?? t.topicId;
     for (const part of t.partitions) {
-      const a = asked.get(partitionKey({ topic, partition: part.partitionIndex }));
+      const a = asked.get(partitionKey({ topic: t.topic, partition: part.partitionIndex }));
       if (a === undefined || !scope.current(a)) continue;
       if (part.errorCode === OFFSET_OUT_OF_RANGE) {
         throw positionLost(a.owned.partition, a.position, await bounds(client, a.owned.partition));
       }
       if (part.errorCode !== 0) {
+        // The round fails and the next one asks the cluster for leaders again.
         retry ??= new Error(`${a.owned.key}: the fetch answered error code ${part.errorCode}`);
         continue;
       }
-      const batch = fetchedBatch(topic, a.position, part);
+      const batch = fetchedBatch(t.topic, a.position, part, scope.fetcher.decompress);
       if (batch === null) continue;
       a.owned.position = BigInt(batch.lastOffset) + 1n;
       scope.deliver(batch);

@@ -10,6 +10,7 @@ import type {
   FetchedBatch,
 } from './consumer-port.js';
 import { fetchedCount } from './consumer-port.js';
+import { RawFetcher } from './platformatic-raw-fetch.js';
 import { OWNERSHIP_ERRORS } from './commit-error.js';
 import { KafkaSourceError, unknownPartitions } from './errors.js';
 import { loadPlatformatic, type PlatformaticModule } from './platformatic-load.js';
@@ -61,6 +62,7 @@ export const platformaticConsumerWith =
 
 class PlatformaticPort implements ConsumerPort {
   #client: Consumer | null = null;
+  #fetcher: RawFetcher | null = null;
   readonly #settings: ConsumerSettings;
   readonly #emit: (event: ConsumerEvent) => void;
   readonly #topics: readonly string[];
@@ -90,7 +92,8 @@ class PlatformaticPort implements ConsumerPort {
   }
 
   async connect(): Promise<void> {
-    const { Consumer } = await loadPlatformatic(this.#load);
+    const kafkaModule = await loadPlatformatic(this.#load);
+    const { Consumer } = kafkaModule;
     const s = this.#settings;
     const client = new Consumer({
       clientId: s.clientId,
@@ -111,6 +114,7 @@ class PlatformaticPort implements ConsumerPort {
       this.#crash(error);
     });
     this.#client = client;
+    this.#fetcher = new RawFetcher(kafkaModule, s.clientId);
     await client.metadata({ topics: [] });
   }
 
@@ -223,6 +227,7 @@ class PlatformaticPort implements ConsumerPort {
         });
       });
     }
+    await this.#fetcher?.close();
     await client.close();
   }
 
@@ -333,6 +338,7 @@ class PlatformaticPort implements ConsumerPort {
     const generation = this.#generation;
     return {
       client: this.#need(),
+      fetcher: this.#fetcher as RawFetcher,
       settings: this.#settings,
       topics: this.#topics,
       current: (a) =>

@@ -1,29 +1,18 @@
 import type { ColumnsWriter } from '@thalweg/connector-core';
-import type { FetchedColumns, FetchedHeader, FetchedSpan } from './consumer-port.js';
+import type { FetchedColumns, FetchedSpan } from './consumer-port.js';
 import { KafkaSourceError } from './errors.js';
+import {
+  COMPRESSION,
+  controlType,
+  recordBatchesOf,
+  RecordIndex,
+  type RecordBatchView,
+} from './kafka-record-batches.js';
 
 /*
- * The parts of @platformatic/kafka's decoded Fetch response this adapter
- * reads, declared here so that no client type reaches the port.
+ * A partition of a Fetch response as the adapter's own parser leaves it
+ * (platformatic-raw-fetch.ts): the records stay the bytes the broker sent.
  */
-
-export interface WireRecord {
-  readonly timestampDelta: bigint;
-  readonly offsetDelta: number;
-  readonly key: Uint8Array | null;
-  readonly value: Uint8Array | null;
-  readonly headers: readonly (readonly [Uint8Array | null, Uint8Array | null])[];
-}
-
-export interface WireBatch {
-  readonly firstOffset: bigint;
-  readonly lastOffsetDelta: number;
-  readonly attributes: number;
-  readonly firstTimestamp: bigint;
-  readonly maxTimestamp: bigint;
-  readonly producerId: bigint;
-  readonly records: readonly WireRecord[];
-}
 
 export interface WireAbortedTransaction {
   readonly producerId: bigint;
@@ -36,23 +25,19 @@ export interface WirePartition {
   readonly highWatermark: bigint;
   readonly logStartOffset: bigint;
   readonly abortedTransactions: readonly WireAbortedTransaction[] | null;
-  readonly records?: readonly WireBatch[] | null;
+  /** The partition's record batches as sent; null or empty when there are none. */
+  readonly records: Buffer | null;
 }
+
+/** Decompresses a batch's records: `codec` is the batch's compression bits (1 gzip, 2 snappy, 3 lz4, 4 zstd). */
+export type Decompress = (codec: number, bytes: Buffer) => Buffer;
 
 /** Record batch attributes (Kafka's message format v2). */
 const LOG_APPEND_TIME = 0x08;
 const TRANSACTIONAL = 0x10;
 const CONTROL = 0x20;
-/** The control record type of an abort marker (its key: version int16, type int16). */
+/** The control record type of an abort marker. */
 const ABORT_MARKER = 0;
-
-const utf8 = new TextDecoder();
-
-function controlType(batch: WireBatch): number | null {
-  const key = batch.records[0]?.key;
-  if (key === null || key === undefined || key.byteLength < 4) return null;
-  return new DataView(key.buffer, key.byteOffset, key.byteLength).getInt16(2);
-}
 
 /**
  * Which batches of a read_committed fetch belong to aborted transactions.
@@ -60,12 +45,16 @@ function controlType(batch: WireBatch): number | null {
  * producer and first offset; a producer's batches are aborted from that
  * offset up to its abort marker. The marker may lie past this response (a
  * transaction larger than the fetch), so a producer with no marker here
- * stays aborted to the end of it. The client's own filter keeps those
- * batches; this one drops them (what Kafka's Java consumer does).
+ * stays aborted to the end of it (what Kafka's Java consumer does; the
+ * client's own filter, in @platformatic/kafka 2.12.1, keeps those batches).
  */
-function abortedBatches(part: WirePartition, batches: readonly WireBatch[]): Set<WireBatch> {
-  const aborted = new Set<WireBatch>();
-  const pending = [...(part.abortedTransactions ?? [])].sort((a, b) =>
+function abortedBatches(
+  part: WirePartition,
+  batches: readonly RecordBatchView[],
+): Set<RecordBatchView> {
+  const aborted = new Set<RecordBatchView>();
+  if (part.abortedTransactions === null || part.abortedTransactions.length === 0) return aborted;
+  const pending = [...part.abortedTransactions].sort((a, b) =>
     a.firstOffset < b.firstOffset ? -1 : a.firstOffset > b.firstOffset ? 1 : 0,
   );
   const open = new Set<bigint>();
@@ -87,17 +76,6 @@ function abortedBatches(part: WirePartition, batches: readonly WireBatch[]): Set
   return aborted;
 }
 
-const NO_HEADERS: readonly FetchedHeader[] = [];
-
-function headersOf(record: WireRecord): readonly FetchedHeader[] {
-  if (record.headers.length === 0) return NO_HEADERS;
-  const list: FetchedHeader[] = [];
-  for (const [name, value] of record.headers) {
-    list.push([name === null ? '' : utf8.decode(name), value]);
-  }
-  return list;
-}
-
 /**
  * One partition of a fetch made at `position` (the next offset to read), as
  * the port's batch, or null if the fetch returned nothing at or after it.
@@ -106,28 +84,31 @@ function headersOf(record: WireRecord): readonly FetchedHeader[] {
  * so records before it are dropped here, and offsets between it and the
  * first record returned hold nothing a read_committed consumer would see
  * (aborted, compacted away, or transaction markers). It ends at the last
- * offset of the last record batch returned, markers and aborted batches
- * included, so the next fetch starts after them. Control records and aborted
- * transactions are not records. Timestamps are the record's own, or the
- * batch's append time when the topic stamps records on append. The records
- * are written as columns by the batch's `write`, with no object per record.
+ * offset of the last complete record batch returned, markers and aborted
+ * batches included, so the next fetch starts after them. Control records
+ * and aborted transactions are not records. Timestamps are the record's
+ * own, or the batch's append time when the topic stamps records on append.
+ * The batch's `write` decodes the records straight from the response's
+ * bytes into columns, with no object per record.
  */
 export function fetchedBatch(
   topic: string,
   position: bigint,
   part: WirePartition,
+  decompress: Decompress,
 ): FetchedColumns | null {
-  const batches = part.records ?? [];
+  const where = { topic, partition: part.partitionIndex };
+  const batches = part.records === null ? [] : recordBatchesOf(part.records, where);
   const aborted = abortedBatches(part, batches);
   let last = position - 1n;
-  const kept: WireBatch[] = [];
+  const kept: RecordBatchView[] = [];
   let count = 0;
   for (const batch of batches) {
     const end = batch.firstOffset + BigInt(batch.lastOffsetDelta);
     if (end > last) last = end;
     if ((batch.attributes & CONTROL) !== 0 || aborted.has(batch)) continue;
     kept.push(batch);
-    count += batch.records.length;
+    count += batch.recordCount;
   }
   if (last < position) return null;
   const span = {
@@ -141,52 +122,73 @@ export function fetchedBatch(
     kind: 'columns',
     ...span,
     count,
-    write: (writer, start) => writeKept(span, kept, writer, start),
+    write: (writer, start) => writeKept(span, kept, decompress, writer, start),
   };
 }
 
+/** A kept batch's records, decompressed, and where each of them lies. */
+interface Indexed {
+  readonly batch: RecordBatchView;
+  readonly records: Buffer;
+  readonly index: RecordIndex;
+}
+
 /**
- * The kept record batches' records at `start` or after into `writer`, two
- * passes (sizes, then records); how many lay before `start`. The caller
- * has checked that the span's last offset is below 2^53, so every offset is.
+ * The kept batches' records at `start` or after into `writer`: each batch
+ * indexed (and decompressed) once, the sizes summed, then the records
+ * appended. Returns how many lay before `start`. The caller has checked
+ * that the span's last offset is below 2^53, so every offset is.
  */
 function writeKept(
   span: FetchedSpan,
-  kept: readonly WireBatch[],
+  kept: readonly RecordBatchView[],
+  decompress: Decompress,
   writer: ColumnsWriter,
   start: number,
 ): number {
+  const indexed: Indexed[] = [];
   let skipped = 0;
+  let count = 0;
   let keyBytes = 0;
   let valueBytes = 0;
   let headerBytes = 0;
   for (const batch of kept) {
+    const codec = batch.attributes & COMPRESSION;
+    const records = codec === 0 ? batch.body : decompress(codec, batch.body);
+    const index = new RecordIndex();
+    index.read(records, batch.recordCount, span, batch.firstOffset);
+    indexed.push({ batch, records, index });
     const base = Number(batch.firstOffset);
-    for (const record of batch.records) {
-      if (base + record.offsetDelta < start) {
+    for (let i = 0; i < index.count; i++) {
+      if (base + index.offsetDelta(i) < start) {
         skipped++;
         continue;
       }
-      keyBytes += record.key?.byteLength ?? 0;
-      valueBytes += record.value?.byteLength ?? 0;
-      if (record.headers.length > 0 || record.value === null) {
-        headerBytes += writer.headerBytes(headersOf(record), record.value === null);
-      }
+      count++;
+      keyBytes += index.keyBytes(i);
+      valueBytes += index.valueBytes(i);
+      const headers = index.headerList(i);
+      const tombstone = index.valueIsNull(i);
+      if (headers.length > 0 || tombstone) headerBytes += writer.headerBytes(headers, tombstone);
     }
   }
-  let count = 0;
-  for (const batch of kept) count += batch.records.length;
-  writer.begin({ count: count - skipped, keyBytes, valueBytes, headerBytes });
-  for (const batch of kept) {
+  writer.begin({ count, keyBytes, valueBytes, headerBytes });
+  for (const { batch, records, index } of indexed) {
     const base = Number(batch.firstOffset);
     const appended = (batch.attributes & LOG_APPEND_TIME) !== 0;
     const first = Number(appended ? batch.maxTimestamp : batch.firstTimestamp);
-    for (const record of batch.records) {
-      const offset = base + record.offsetDelta;
+    for (let i = 0; i < index.count; i++) {
+      const offset = base + index.offsetDelta(i);
       if (offset < start) continue;
-      const timestamp = appended ? first : first + Number(record.timestampDelta);
+      const timestamp = appended ? first : first + (index.timestampDeltas[i] as number);
       if (!Number.isSafeInteger(timestamp)) throw badTimestamp(span, offset, timestamp);
-      writer.append(offset, timestamp, record.key, record.value, headersOf(record));
+      writer.append(
+        offset,
+        timestamp,
+        index.key(records, i),
+        index.value(records, i),
+        index.headerList(i),
+      );
     }
   }
   return skipped;

@@ -1,70 +1,72 @@
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { ColumnsWriter, offsetSpan, type SourceRecord } from '@thalweg/connector-core';
 import { describe, expect, it } from 'vitest';
 import type { FetchedColumns } from '../src/consumer-port.js';
 import { toSourceBatch } from '../src/to-source-batch.js';
-import {
-  fetchedBatch,
-  type WireBatch,
-  type WirePartition,
-  type WireRecord,
-} from '../src/platformatic-records.js';
+import { fetchedBatch, type WirePartition } from '../src/platformatic-records.js';
+import { recordBatchBytes, type TestBatch, type TestRecord } from './record-batch-bytes.js';
 
+const GZIP = 0x01;
+const LOG_APPEND_TIME = 0x08;
 const TRANSACTIONAL = 0x10;
 const CONTROL = 0x20;
-const LOG_APPEND_TIME = 0x08;
 
-function record(offsetDelta: number, value: string, timestampDelta = 0n): WireRecord {
+function record(offsetDelta: number, value: string, timestampDelta = 0): TestRecord {
   return {
     offsetDelta,
     timestampDelta,
-    key: null,
     value: Buffer.from(value),
-    headers: [[Buffer.from('h'), Buffer.from(value)]],
+    headers: [['h', Buffer.from(value)]],
   };
 }
 
 function batch(
   firstOffset: number,
   values: readonly string[],
-  extra: Partial<Omit<WireBatch, 'records'>> = {},
-): WireBatch {
+  extra: Partial<TestBatch> = {},
+): TestBatch {
   return {
     firstOffset: BigInt(firstOffset),
-    lastOffsetDelta: values.length - 1,
-    attributes: 0,
-    firstTimestamp: 1_700_000_000_000n,
-    maxTimestamp: 1_700_000_000_999n,
-    producerId: -1n,
-    records: values.map((v, i) => record(i, v, BigInt(i))),
+    records: values.map((v, i) => record(i, v, i)),
     ...extra,
   };
 }
 
 /** A transaction marker: one control record whose key says abort (0) or commit (1). */
-function marker(offset: number, producerId: bigint, type: 0 | 1): WireBatch {
+function marker(offset: number, producerId: bigint, type: 0 | 1): TestBatch {
   const key = Buffer.alloc(4);
   key.writeInt16BE(type, 2);
   return {
-    ...batch(offset, ['']),
+    firstOffset: BigInt(offset),
     attributes: TRANSACTIONAL | CONTROL,
     producerId,
-    records: [{ ...record(0, ''), key, headers: [] }],
+    records: [{ offsetDelta: 0, key, value: Buffer.alloc(6) }],
   };
 }
 
 function part(
-  records: readonly WireBatch[],
+  batches: readonly TestBatch[],
   aborted: WirePartition['abortedTransactions'] = null,
+  cut = 0,
 ): WirePartition {
+  const bytes = Buffer.concat(batches.map(recordBatchBytes));
   return {
     partitionIndex: 3,
     errorCode: 0,
     highWatermark: 100n,
     logStartOffset: 0n,
     abortedTransactions: aborted,
-    records,
+    records: bytes.byteLength === 0 ? null : bytes.subarray(0, bytes.byteLength - cut),
   };
 }
+
+const decompress = (codec: number, bytes: Buffer): Buffer => {
+  if (codec !== GZIP) throw new Error(`codec ${codec} in a test`);
+  return gunzipSync(bytes);
+};
+
+const fetched = (topic: string, position: bigint, p: WirePartition) =>
+  fetchedBatch(topic, position, p, decompress);
 
 /** The records a batch writes from its first offset on, as the source reads them. */
 function recordsOf(b: FetchedColumns | null): readonly SourceRecord[] {
@@ -78,9 +80,9 @@ function recordsOf(b: FetchedColumns | null): readonly SourceRecord[] {
 const values = (b: FetchedColumns | null) =>
   recordsOf(b).map((r) => Buffer.from(r.value).toString());
 
-describe('fetchedBatch (a @platformatic/kafka fetch as the port batch)', () => {
+describe('fetchedBatch (a fetch response read from its bytes into columns)', () => {
   it('starts at the fetch position, dropping the records of a record batch before it', () => {
-    const b = fetchedBatch('t', 12n, part([batch(10, ['a', 'b', 'c', 'd']), batch(14, ['e'])]));
+    const b = fetched('t', 12n, part([batch(10, ['a', 'b', 'c', 'd']), batch(14, ['e'])]));
     expect(b).toMatchObject({
       topic: 't',
       partition: 3,
@@ -99,17 +101,17 @@ describe('fetchedBatch (a @platformatic/kafka fetch as the port batch)', () => {
   });
 
   it('is null when nothing at or after the position came back', () => {
-    expect(fetchedBatch('t', 5n, part([]))).toBeNull();
-    expect(fetchedBatch('t', 14n, part([batch(10, ['a', 'b', 'c', 'd'])]))).toBeNull();
+    expect(fetched('t', 5n, part([]))).toBeNull();
+    expect(fetched('t', 14n, part([batch(10, ['a', 'b', 'c', 'd'])]))).toBeNull();
   });
 
   it('takes the batch append time when the topic stamps records on append', () => {
-    const b = fetchedBatch('t', 0n, part([batch(0, ['a', 'b'], { attributes: LOG_APPEND_TIME })]));
+    const b = fetched('t', 0n, part([batch(0, ['a', 'b'], { attributes: LOG_APPEND_TIME })]));
     expect(recordsOf(b).map((r) => r.timestamp)).toEqual([1_700_000_000_999, 1_700_000_000_999]);
   });
 
   it('drops an aborted transaction and its marker, and ends after them', () => {
-    const b = fetchedBatch(
+    const b = fetched(
       't',
       0n,
       part(
@@ -126,7 +128,7 @@ describe('fetchedBatch (a @platformatic/kafka fetch as the port batch)', () => {
   });
 
   it('drops an aborted transaction whose marker lies past the response (the client keeps it)', () => {
-    const b = fetchedBatch(
+    const b = fetched(
       't',
       0n,
       part(
@@ -144,7 +146,7 @@ describe('fetchedBatch (a @platformatic/kafka fetch as the port batch)', () => {
   });
 
   it('keeps a committed transaction and the batches of other producers', () => {
-    const b = fetchedBatch(
+    const b = fetched(
       't',
       0n,
       part(
@@ -165,14 +167,14 @@ describe('fetchedBatch (a @platformatic/kafka fetch as the port batch)', () => {
   });
 
   it('reports a fetch of only markers as an empty batch over their offsets', () => {
-    const b = fetchedBatch('t', 4n, part([marker(4, 8n, 1)]));
+    const b = fetched('t', 4n, part([marker(4, 8n, 1)]));
     expect(b).toMatchObject({ firstOffset: '4', lastOffset: '4', count: 0 });
     expect(recordsOf(b)).toEqual([]);
   });
 
   it('says offsets beyond 2^53 exactly, for the source to refuse by name', () => {
     const first = 2n ** 53n + 10n;
-    const b = fetchedBatch('t', first, part([{ ...batch(0, ['a', 'b']), firstOffset: first }]));
+    const b = fetched('t', first, part([{ ...batch(0, ['a', 'b']), firstOffset: first }]));
     expect(b).toMatchObject({ firstOffset: '9007199254741002', lastOffset: '9007199254741003' });
     expect(() => toSourceBatch(b as FetchedColumns, undefined)).toThrow(
       expect.objectContaining({ code: 'TWG_KAFKA_OFFSET_UNSAFE' }),
@@ -180,7 +182,7 @@ describe('fetchedBatch (a @platformatic/kafka fetch as the port batch)', () => {
   });
 
   it('writes only the records at or after the start it is given, and counts the others', () => {
-    const b = fetchedBatch('t', 10n, part([batch(10, ['a', 'b', 'c'])]));
+    const b = fetched('t', 10n, part([batch(10, ['a', 'b', 'c'])]));
     const converted = toSourceBatch(b as FetchedColumns, 12);
     expect(converted?.skipped).toBe(2);
     expect(converted?.batch.span).toMatchObject({ start: 12, end: 13 });
@@ -188,21 +190,94 @@ describe('fetchedBatch (a @platformatic/kafka fetch as the port batch)', () => {
   });
 
   it('refuses a timestamp beyond 2^53 ms by offset, and leaves the writer ready', () => {
-    const b = fetchedBatch('t', 0n, part([batch(0, ['a'], { firstTimestamp: 2n ** 60n })]));
+    const b = fetched('t', 0n, part([batch(0, ['a'], { firstTimestamp: 2n ** 60n })]));
     const writer = new ColumnsWriter();
     expect(() => toSourceBatch(b as FetchedColumns, undefined, writer)).toThrow(
       /t\/3 offset 0: timestamp .* is not an integer below 2\^53 ms/,
     );
-    const again = fetchedBatch('t', 0n, part([batch(0, ['ok'])]));
+    const again = fetched('t', 0n, part([batch(0, ['ok'])]));
     expect(toSourceBatch(again as FetchedColumns, undefined, writer)?.batch.records).toHaveLength(
       1,
     );
   });
 
   it('keeps a null key and marks a null value as a tombstone', () => {
-    const tomb = { ...batch(0, ['x']), records: [{ ...record(0, 'x'), value: null, headers: [] }] };
-    const [r] = recordsOf(fetchedBatch('t', 0n, part([tomb])));
+    const tomb = { ...batch(0, ['x']), records: [{ offsetDelta: 0, value: null }] };
+    const [r] = recordsOf(fetched('t', 0n, part([tomb])));
     expect(r).toMatchObject({ offset: 0, key: null, tombstone: true });
     expect(r?.value.byteLength).toBe(0);
+  });
+
+  it('reads keys, every header in order (repeats and null values too) and long fields', () => {
+    const long = Buffer.alloc(300, 7);
+    const b = fetched(
+      't',
+      0n,
+      part([
+        {
+          firstOffset: 0n,
+          records: [
+            {
+              offsetDelta: 0,
+              timestampDelta: -5,
+              key: Buffer.from('k'),
+              value: long,
+              headers: [
+                ['a', Buffer.from('1')],
+                ['a', null],
+                ['ü', Buffer.alloc(0)],
+              ],
+            },
+            { offsetDelta: 1, timestampDelta: 2 ** 40, value: Buffer.from('v') },
+          ],
+        },
+      ]),
+    );
+    const [first, second] = recordsOf(b);
+    expect(Buffer.from(first?.key ?? []).toString()).toBe('k');
+    expect(Buffer.from(first?.value ?? []).equals(long)).toBe(true);
+    expect(first?.timestamp).toBe(1_700_000_000_000 - 5);
+    expect(
+      first?.headers.map(([n, v]) => [n, v === null ? null : Buffer.from(v).toString()]),
+    ).toEqual([
+      ['a', '1'],
+      ['a', null],
+      ['ü', ''],
+    ]);
+    expect(second).toMatchObject({ offset: 1, key: null, timestamp: 1_700_000_000_000 + 2 ** 40 });
+    expect(second?.headers).toEqual([]);
+  });
+
+  it('decompresses a compressed batch with the codec its attributes name', () => {
+    const b = fetched(
+      't',
+      0n,
+      part([batch(0, ['a', 'b'], { attributes: GZIP, compress: gzipSync })]),
+    );
+    expect(values(b)).toEqual(['a', 'b']);
+  });
+
+  it('leaves out a batch cut short at the end of the response, for the next fetch to ask again', () => {
+    const b = fetched('t', 0n, part([batch(0, ['a', 'b']), batch(2, ['c', 'd'])], null, 3));
+    expect(b?.lastOffset).toBe('1');
+    expect(values(b)).toEqual(['a', 'b']);
+    expect(fetched('t', 0n, part([batch(0, ['a'])], null, 1))).toBeNull();
+  });
+
+  it('refuses a batch of an older message format, naming the partition and offset', () => {
+    expect(() => fetched('t', 0n, part([batch(5, ['a'], { magic: 1 })]))).toThrow(
+      /t\/3 record batch at offset 5: message format v1/,
+    );
+  });
+
+  it('refuses a record that runs past its batch, naming the batch', () => {
+    const bytes = recordBatchBytes(batch(8, ['abc']));
+    // The record's value length (at the end of its fields) says 100 bytes.
+    const at = bytes.indexOf(Buffer.from('abc')) - 1;
+    bytes.writeInt8(100, at);
+    const p = { ...part([]), records: bytes };
+    expect(() => toSourceBatch(fetched('t', 8n, p) as FetchedColumns, undefined)).toThrow(
+      /t\/3 record batch at offset 8: a record runs past its batch or its own length/,
+    );
   });
 });

@@ -20,23 +20,79 @@ async function deleteBefore(topic: string, before: number): Promise<void> {
   }
 }
 
-/** The real client module, with a Consumer whose first `left` calls of `method` fail. */
+const INJECTED = 'injected: the connection was reset';
+
+/** Kafka's compression codecs, as a batch's attributes name them. */
+const CODECS = { gzip: 1, snappy: 2, lz4: 3, zstd: 4 } as const;
+
+/** The real client module, noting in `used` each codec it decompresses a batch with. */
+async function countingCodecs(used: Set<number>): Promise<PlatformaticModule> {
+  const real = await import('@platformatic/kafka');
+  const codecs = Object.fromEntries(
+    Object.entries(real.compressionsAlgorithmsByBitmask).map(([bits, codec]) => [
+      bits,
+      {
+        ...codec,
+        decompressSync: (data: Buffer) => {
+          used.add(Number(bits));
+          return codec.decompressSync(data);
+        },
+      },
+    ]),
+  );
+  return { ...real, compressionsAlgorithmsByBitmask: codecs } as unknown as PlatformaticModule;
+}
+
+/** A connection whose next `failing.left` requests fail, as a reset connection's do. */
+function failingSends<T extends object>(connection: T, failing: { left: number }): T {
+  return new Proxy(connection, {
+    get(target, property) {
+      const real: unknown = Reflect.get(target, property, target);
+      if (typeof real !== 'function') return real;
+      const method = real as (...args: unknown[]) => unknown;
+      if (property !== 'send') return method.bind(target);
+      return (...args: unknown[]) => {
+        if (failing.left <= 0) return method.apply(target, args);
+        failing.left -= 1;
+        const callback = args[args.length - 1] as (error: Error) => void;
+        callback(new Error(INJECTED));
+      };
+    },
+  });
+}
+
+/**
+ * The real client module, whose first `left` fetches fail (the fetch
+ * connections' requests) or whose first `left` offset listings fail.
+ */
 async function flakyClient(
   failing: { left: number },
   method: 'fetch' | 'listOffsets' = 'fetch',
 ): Promise<PlatformaticModule> {
   const real = await import('@platformatic/kafka');
+  if (method === 'fetch') {
+    class FlakyPool extends real.ConnectionPool {
+      constructor(...args: ConstructorParameters<typeof real.ConnectionPool>) {
+        super(...args);
+        const get = this.get.bind(this) as (broker: object) => Promise<object>;
+        Object.assign(this, {
+          get: async (broker: object) => failingSends(await get(broker), failing),
+        });
+      }
+    }
+    return { ...real, ConnectionPool: FlakyPool };
+  }
   class Flaky extends real.Consumer {
     constructor(
       options: ConstructorParameters<typeof real.Consumer<Buffer, Buffer, Buffer, Buffer>>[0],
     ) {
       super(options);
-      const call = this[method].bind(this) as (options: unknown) => Promise<unknown>;
+      const call = this.listOffsets.bind(this) as (options: unknown) => Promise<unknown>;
       Object.assign(this, {
-        [method]: (options: unknown) => {
+        listOffsets: (options: unknown) => {
           if (failing.left <= 0) return call(options);
           failing.left -= 1;
-          return Promise.reject(new Error('injected: the connection was reset'));
+          return Promise.reject(new Error(INJECTED));
         },
       });
     }
@@ -83,6 +139,43 @@ if (platformaticSupported()) {
       await source.close();
     });
 
+    it.each(['gzip', 'snappy', 'lz4', 'zstd'] as const)(
+      'reads record batches compressed with %s, keys and values as sent',
+      async (compression) => {
+        const topic = await fx.topic(1);
+        const { Producer, stringSerializers } = await import('@platformatic/kafka');
+        const producer = new Producer({
+          clientId: `twg-${compression}`,
+          bootstrapBrokers: kafkaBrokers(),
+          serializers: stringSerializers,
+          compression,
+        });
+        const sent = Array.from({ length: 40 }, (_, i) => `v${i}-${'x'.repeat(i * 7)}`);
+        try {
+          await producer.send({
+            messages: sent.map((value, i) => ({ topic, partition: 0, key: `k${i}`, value })),
+          });
+        } finally {
+          await producer.close();
+        }
+        const codecs = new Set<number>();
+        const source = assignedSource({
+          partitions: [{ topic, partition: 0 }],
+          kafka: platformaticConsumerWith(() => countingCodecs(codecs)),
+        });
+        const c = new BatchCollector(source);
+        await c.until((x) => x.records() >= sent.length);
+        expect(c.values()).toEqual(sent);
+        // The batches came compressed, and were decompressed by the codec they name.
+        expect([...codecs]).toEqual([CODECS[compression]]);
+        const keys = c.batches.flatMap((b) =>
+          b.records.map((r) => Buffer.from(r.key ?? []).toString()),
+        );
+        expect(keys).toEqual(sent.map((_, i) => `k${i}`));
+        await source.close();
+      },
+    );
+
     it('fetches again after a failed fetch, losing and repeating nothing', async () => {
       const topic = await fx.topic(1);
       await fx.sendNumbered(topic, 1, 0, 20);
@@ -125,8 +218,7 @@ if (platformaticSupported()) {
       });
       const c = new BatchCollector(source);
       await expect(c.until(() => false, 20_000)).rejects.toThrow(
-        'TWG_KAFKA_CONSUMER_FAILED: the Kafka consumer failed and will not restart: ' +
-          'injected: the connection was reset',
+        'TWG_KAFKA_CONSUMER_FAILED: the Kafka consumer failed and will not restart: ' + INJECTED,
       );
       expect(c.batches).toEqual([]);
       await source.close();
