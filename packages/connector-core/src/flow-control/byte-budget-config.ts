@@ -29,7 +29,10 @@ export interface ByteBudgetWarmUpInput {
    */
   fraction?: number | undefined;
   /**
-   * Acknowledgements after which the full budget opens.
+   * Acknowledgements after which the full budget opens. Warm-up also ends
+   * once the bytes acknowledged reach the warm-up limit (`fraction` of the
+   * budget): a whole window at the reduced limit has been made durable.
+   * That rule does not stretch with the batch size, as a count of acks does.
    * @defaultValue 1000
    */
   acks?: number | undefined;

@@ -62,6 +62,10 @@ export class ByteBudget {
   private warming: boolean;
   private readonly startedAt: number;
   private acks = 0;
+  /** Bytes released as acknowledged, counted until warm-up ends. */
+  private ackedBytes = 0;
+  /** The limit granted during warm-up. */
+  private readonly warmLimit: number;
   private oversized = 0;
   private readonly queue: Waiter[] = [];
   private head = 0;
@@ -75,7 +79,8 @@ export class ByteBudget {
     this.startedAt = clock.now();
     const { fraction, acks, timeoutMs } = config.warmUp;
     this.warming = fraction < 1 && acks > 0 && timeoutMs > 0;
-    this.limit = this.warming ? Math.max(1, Math.floor(config.bytes * fraction)) : config.bytes;
+    this.warmLimit = Math.max(1, Math.floor(config.bytes * fraction));
+    this.limit = this.warming ? this.warmLimit : config.bytes;
   }
 
   tryAcquire(bytes: number): Admission {
@@ -128,7 +133,10 @@ export class ByteBudget {
       );
     }
     this.inFlight -= bytes;
-    if (outcome === 'acked') this.acks += 1;
+    if (outcome === 'acked') {
+      this.acks += 1;
+      if (this.warming) this.ackedBytes += bytes;
+    }
     if (this.warming) this.checkWarmUp();
     if (this.liveWaiters > 0) this.grantWaiters();
   }
@@ -180,7 +188,13 @@ export class ByteBudget {
 
   private checkWarmUp(): void {
     const { acks, timeoutMs } = this.config.warmUp;
-    if (this.acks >= acks || this.clock.now() - this.startedAt >= timeoutMs) {
+    // A window's worth acknowledged ends it too: a count of acks stretches
+    // with the batch size (a columnar batch is a whole fetch), bytes do not.
+    if (
+      this.acks >= acks ||
+      this.ackedBytes >= this.warmLimit ||
+      this.clock.now() - this.startedAt >= timeoutMs
+    ) {
       this.warming = false;
       this.limit = this.config.bytes;
       // Waiters queued against the warm-up limit may fit now; grant them before

@@ -161,6 +161,17 @@ describe('ByteBudget: warm-up', () => {
     expect(b.stats()).toMatchObject({ limitBytes: 1_000, warmingUp: false, acks: 3 });
   });
 
+  it('opens the full budget once a warm-up window of bytes is acknowledged, however few the acks', () => {
+    const b = budgetOf(1_000, { warmUp: { fraction: 0.25, acks: 1_000, timeoutMs: 10_000 } });
+    b.tryAcquire(200);
+    b.release(200);
+    b.tryAcquire(100);
+    b.release(40, 'abandoned'); // abandoned bytes prove nothing
+    expect(b.stats()).toMatchObject({ limitBytes: 250, warmingUp: true, acks: 1 });
+    b.release(50);
+    expect(b.stats()).toMatchObject({ limitBytes: 1_000, warmingUp: false, acks: 2 });
+  });
+
   it('opens the full budget on timeout, granting waiters on the next tick', async () => {
     const clock = new ManualClock();
     const b = budgetOf(1_000, warm, clock);
