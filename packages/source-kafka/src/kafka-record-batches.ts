@@ -1,3 +1,4 @@
+import type { ColumnsWriter } from '@thalweg/connector-core';
 import type { FetchedHeader } from './consumer-port.js';
 import { KafkaSourceError } from './errors.js';
 
@@ -117,12 +118,13 @@ const utf8 = new TextDecoder();
 
 /**
  * Where each record of one batch's (decompressed) records lies: offset
- * delta, key and value as start and length (length -1 for null), and the
- * header list of the records that have one. Reused batch after batch.
+ * delta, timestamp delta, key and value as start and length (length -1 for
+ * null), and the header list of the records that have one. Numbers in two
+ * typed arrays, not an object per record.
  */
 export class RecordIndex {
-  ints = new Int32Array(STRIDE * 256);
-  timestampDeltas = new Float64Array(256);
+  ints = new Int32Array(0);
+  timestampDeltas = new Float64Array(0);
   headers: (readonly FetchedHeader[] | undefined)[] = [];
   count = 0;
 
@@ -130,13 +132,26 @@ export class RecordIndex {
     return this.ints[i * STRIDE] as number;
   }
 
-  /** The key of record `i` as a view of `records`, or null. */
-  key(records: Buffer, i: number): Buffer | null {
-    return slice(records, this.ints[i * STRIDE + 1] as number, this.ints[i * STRIDE + 2] as number);
-  }
-
-  value(records: Buffer, i: number): Buffer | null {
-    return slice(records, this.ints[i * STRIDE + 3] as number, this.ints[i * STRIDE + 4] as number);
+  /** Appends record `i` to `writer`, copying its key and value from `records` (no view per record). */
+  appendTo(
+    writer: ColumnsWriter,
+    records: Buffer,
+    i: number,
+    offset: number,
+    timestamp: number,
+  ): void {
+    const o = i * STRIDE;
+    const ints = this.ints;
+    writer.appendFrom(
+      offset,
+      timestamp,
+      records,
+      ints[o + 1] as number,
+      ints[o + 2] as number,
+      ints[o + 3] as number,
+      ints[o + 4] as number,
+      this.headerList(i),
+    );
   }
 
   /** Whether record `i` has no value at all (a tombstone). */
@@ -164,7 +179,10 @@ export class RecordIndex {
    * naming the batch's first offset.
    */
   read(records: Buffer, count: number, where: BatchSource, firstOffset: bigint): void {
-    if (count < 0) throw corrupt(where, firstOffset, `record count ${count}`);
+    // A record takes at least one byte: a larger count is not a count.
+    if (count < 0 || count > records.length) {
+      throw corrupt(where, firstOffset, `record count ${count} for ${records.length} bytes`);
+    }
     this.reserve(count);
     this.headers.length = 0;
     at = 0;
@@ -204,10 +222,6 @@ export class RecordIndex {
     this.ints = new Int32Array(STRIDE * count);
     this.timestampDeltas = new Float64Array(count);
   }
-}
-
-function slice(records: Buffer, start: number, length: number): Buffer | null {
-  return length < 0 ? null : records.subarray(start, start + length);
 }
 
 function headersAt(records: Buffer, count: number): FetchedHeader[] {

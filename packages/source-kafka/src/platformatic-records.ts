@@ -134,6 +134,12 @@ interface Indexed {
 }
 
 /**
+ * The indexes `writeKept` fills, one per batch of a call, kept for the
+ * next call: a call runs to its end without yielding, so no two share one.
+ */
+const INDEXES: RecordIndex[] = [];
+
+/**
  * The kept batches' records at `start` or after into `writer`: each batch
  * indexed (and decompressed) once, the sizes summed, then the records
  * appended. Returns how many lay before `start`. The caller has checked
@@ -155,7 +161,8 @@ function writeKept(
   for (const batch of kept) {
     const codec = batch.attributes & COMPRESSION;
     const records = codec === 0 ? batch.body : decompress(codec, batch.body);
-    const index = new RecordIndex();
+    const index = INDEXES[indexed.length] ?? new RecordIndex();
+    INDEXES[indexed.length] = index;
     index.read(records, batch.recordCount, span, batch.firstOffset);
     indexed.push({ batch, records, index });
     const base = Number(batch.firstOffset);
@@ -182,14 +189,10 @@ function writeKept(
       if (offset < start) continue;
       const timestamp = appended ? first : first + (index.timestampDeltas[i] as number);
       if (!Number.isSafeInteger(timestamp)) throw badTimestamp(span, offset, timestamp);
-      writer.append(
-        offset,
-        timestamp,
-        index.key(records, i),
-        index.value(records, i),
-        index.headerList(i),
-      );
+      index.appendTo(writer, records, i, offset, timestamp);
     }
+    // Header values are views of the response: not kept past this call.
+    index.headers.length = 0;
   }
   return skipped;
 }

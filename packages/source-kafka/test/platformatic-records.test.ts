@@ -280,4 +280,13 @@ describe('fetchedBatch (a fetch response read from its bytes into columns)', () 
       /t\/3 record batch at offset 8: a record runs past its batch or its own length/,
     );
   });
+
+  it('refuses a record count its batch cannot hold, before allocating for it', () => {
+    const bytes = recordBatchBytes(batch(4, ['a']));
+    bytes.writeInt32BE(1_000_000_000, 57);
+    const p = { ...part([]), records: bytes };
+    expect(() => toSourceBatch(fetched('t', 4n, p) as FetchedColumns, undefined)).toThrow(
+      /t\/3 record batch at offset 4: record count 1000000000 for \d+ bytes/,
+    );
+  });
 });

@@ -125,6 +125,72 @@ export class ColumnsWriter {
     value: Uint8Array | null,
     headers: readonly unknown[],
   ): void {
+    const f = this.row(offset, timestamp, headers);
+    if (key !== null && !(key instanceof Uint8Array)) this.fail('key', offset, 'not a Uint8Array');
+    if (value !== null && !(value instanceof Uint8Array)) {
+      this.fail('value', offset, 'not a Uint8Array');
+    }
+    const i = f.row;
+    if (key === null) {
+      f.nullKeys++;
+    } else {
+      this.room(f.keys + key.byteLength > f.sizes.keyBytes, 'key', offset);
+      f.bytes.set(key, f.at.keys + f.keys);
+      f.keys += key.byteLength;
+      f.validity[i >> 3] = (f.validity[i >> 3] ?? 0) | (1 << (i & 7));
+    }
+    f.keyOffsets[i + 1] = f.keys;
+    if (value !== null) {
+      this.room(f.values + value.byteLength > f.sizes.valueBytes, 'value', offset);
+      f.bytes.set(value, f.at.values + f.values);
+      f.values += value.byteLength;
+    }
+    f.valueOffsets[i + 1] = f.values;
+    this.endRow(f, offset, headers, value === null);
+  }
+
+  /**
+   * `append` of a record whose key and value lie in `source`, as a decoder
+   * that indexes a fetch response finds them: each is copied from there,
+   * with no view made per record. A length of -1 is null (no key; a
+   * tombstone's value). A region outside `source` is refused.
+   */
+  appendFrom(
+    offset: number,
+    timestamp: number,
+    source: Buffer,
+    keyStart: number,
+    keyLength: number,
+    valueStart: number,
+    valueLength: number,
+    headers: readonly unknown[],
+  ): void {
+    const f = this.row(offset, timestamp, headers);
+    if (outside(source, keyStart, keyLength)) this.fail('key', offset, 'region outside its source');
+    if (outside(source, valueStart, valueLength)) {
+      this.fail('value', offset, 'region outside its source');
+    }
+    const i = f.row;
+    if (keyLength < 0) {
+      f.nullKeys++;
+    } else {
+      this.room(f.keys + keyLength > f.sizes.keyBytes, 'key', offset);
+      source.copy(f.bytes, f.at.keys + f.keys, keyStart, keyStart + keyLength);
+      f.keys += keyLength;
+      f.validity[i >> 3] = (f.validity[i >> 3] ?? 0) | (1 << (i & 7));
+    }
+    f.keyOffsets[i + 1] = f.keys;
+    if (valueLength >= 0) {
+      this.room(f.values + valueLength > f.sizes.valueBytes, 'value', offset);
+      source.copy(f.bytes, f.at.values + f.values, valueStart, valueStart + valueLength);
+      f.values += valueLength;
+    }
+    f.valueOffsets[i + 1] = f.values;
+    this.endRow(f, offset, headers, valueLength < 0);
+  }
+
+  /** A record's row opened: checks, offset and timestamp written. */
+  private row(offset: number, timestamp: number, headers: readonly unknown[]): Filling {
     const f = this.filling ?? refuse('batch', offset, 'append before begin');
     const i = f.row;
     if (i >= f.sizes.count)
@@ -134,38 +200,31 @@ export class ColumnsWriter {
     }
     if (!Number.isSafeInteger(timestamp))
       this.fail('timestamp', offset, `${timestamp} is not a safe integer`);
-    if (key !== null && !(key instanceof Uint8Array)) this.fail('key', offset, 'not a Uint8Array');
-    if (value !== null && !(value instanceof Uint8Array)) {
-      this.fail('value', offset, 'not a Uint8Array');
-    }
     if (!Array.isArray(headers))
       this.fail('headers', offset, 'not an array of [name, value] pairs');
     if (i === 0) f.first = offset;
     f.previous = offset;
     writeInt64(f.ints, i, offset);
     writeInt64(f.ints, f.sizes.count + i, timestamp);
-    if (key === null) {
-      f.nullKeys++;
-    } else {
-      if (f.keys + key.byteLength > f.sizes.keyBytes)
-        this.fail('key', offset, 'keys exceed the declared bytes');
-      f.bytes.set(key, f.at.keys + f.keys);
-      f.keys += key.byteLength;
-      f.validity[i >> 3] = (f.validity[i >> 3] ?? 0) | (1 << (i & 7));
-    }
-    f.keyOffsets[i + 1] = f.keys;
-    if (value !== null) {
-      if (f.values + value.byteLength > f.sizes.valueBytes) {
-        this.fail('value', offset, 'values exceed the declared bytes');
-      }
-      f.bytes.set(value, f.at.values + f.values);
-      f.values += value.byteLength;
-    }
-    f.valueOffsets[i + 1] = f.values;
+    return f;
+  }
+
+  private room(over: boolean, field: 'key' | 'value', offset: number): void {
+    if (over) this.fail(field, offset, `${field}s exceed the declared bytes`);
+  }
+
+  /** The row's headers (and tombstone mark) encoded, and the row closed. */
+  private endRow(
+    f: Filling,
+    offset: number,
+    headers: readonly unknown[],
+    tombstone: boolean,
+  ): void {
+    const i = f.row;
     const end =
-      headers.length === 0 && value !== null
+      headers.length === 0 && !tombstone
         ? (f.headerOffsets[i] ?? 0)
-        : this.headers.write(headers, value === null);
+        : this.headers.write(headers, tombstone);
     if (end === HEADERS_UNENCODABLE) {
       this.fail(
         'headers',
@@ -242,6 +301,11 @@ export class ColumnsWriter {
     this.filling = null;
     return refuse(field, offset, reason);
   }
+}
+
+/** A region of `length` bytes at `start` (-1: none) not wholly inside `source`. */
+function outside(source: Uint8Array, start: number, length: number): boolean {
+  return !(length >= -1 && start >= 0 && start + Math.max(0, length) <= source.length);
 }
 
 function covers(span: OffsetSpan, f: Filling): boolean {

@@ -183,6 +183,51 @@ describe('ColumnarBatch', () => {
     expect(writer.write(BATCH).records.map(plain)).toEqual(RECORDS.map(plain));
   });
 
+  it('writes from regions of a source what it writes from views of it (appendFrom)', () => {
+    // Each record's key and value laid out in one buffer, as a fetch response holds them.
+    const parts = RECORDS.flatMap((r) => [r.key ?? bytes(), r.tombstone ? bytes() : r.value]);
+    const source = Buffer.concat(parts);
+    const writer = new ColumnsWriter();
+    const sizes = { count: RECORDS.length, keyBytes: 0, valueBytes: 0, headerBytes: 0 };
+    for (const r of RECORDS) {
+      sizes.keyBytes += r.key?.byteLength ?? 0;
+      sizes.valueBytes += r.value.byteLength;
+      sizes.headerBytes += writer.headerBytes(r.headers, r.tombstone === true);
+    }
+    writer.begin(sizes);
+    let at = 0;
+    for (const r of RECORDS) {
+      const keyStart = at;
+      at += r.key?.byteLength ?? 0;
+      const valueStart = at;
+      at += r.tombstone ? 0 : r.value.byteLength;
+      const keyLength = r.key === null ? -1 : r.key.byteLength;
+      const valueLength = r.tombstone ? -1 : r.value.byteLength;
+      writer.appendFrom(
+        r.offset,
+        r.timestamp,
+        source,
+        keyStart,
+        keyLength,
+        valueStart,
+        valueLength,
+        r.headers,
+      );
+    }
+    expect(writer.finish(BATCH.span).records.map(plain)).toEqual(RECORDS.map(plain));
+
+    writer.begin({ count: 1, keyBytes: 2, valueBytes: 0, headerBytes: 0 });
+    const past = refusal(() => writer.appendFrom(7, 0, source, source.length - 1, 2, 0, 0, []));
+    expect(past.field).toBe('key');
+    expect(past.message).toContain('offset 7');
+    writer.begin({ count: 1, keyBytes: 0, valueBytes: 3, headerBytes: 0 });
+    expect(refusal(() => writer.appendFrom(7, 0, source, 0, -1, 0, -2, [])).field).toBe('value');
+    writer.begin({ count: 1, keyBytes: 0, valueBytes: 2, headerBytes: 0 });
+    expect(refusal(() => writer.appendFrom(7, 0, source, 0, -1, 0, 3, [])).message).toContain(
+      'values exceed the declared bytes',
+    );
+  });
+
   it('finds columns made elsewhere that break the order or leave their region', () => {
     const batch = new ColumnsWriter().write(BATCH);
     const ints = new Int32Array(batch.columns.buffer, 0, 8);
