@@ -90,9 +90,10 @@ export interface FetchedMessages extends FetchedSpan {
 }
 
 /**
- * A batch the adapter writes straight into record columns, with no object,
- * decimal offset or header list per record (the @platformatic/kafka
- * adapter). Control records and aborted transactions are already removed.
+ * A batch the adapter writes straight into record columns, with no object
+ * or decimal offset per record (the @platformatic/kafka adapter). Control
+ * records and aborted transactions are already removed. `write` is called
+ * while the batch is delivered, not later: it reads the fetch response.
  */
 export interface FetchedColumns extends FetchedSpan {
   readonly kind: 'columns';
@@ -100,7 +101,7 @@ export interface FetchedColumns extends FetchedSpan {
   readonly count: number;
   /**
    * Writes the records at offset `start` or after into `writer`: `begin`
-   * with their sizes, then one `append` each, in offset order. The caller
+   * with their sizes, then each record appended, in offset order. The caller
    * `finish`es (or `abandon`s) the batch. Returns how many records lay
    * before `start`. Throws a `KafkaSourceError` naming the offset of a
    * record it cannot represent.

@@ -15,7 +15,7 @@ export interface ConvertedBatch {
   readonly skipped: number;
 }
 
-export function unsafeOffset(raw: string, batch: FetchedSpan): KafkaSourceError {
+function unsafeOffset(raw: string, batch: FetchedSpan): KafkaSourceError {
   return new KafkaSourceError(
     'TWG_KAFKA_OFFSET_UNSAFE',
     `${batch.topic}/${batch.partition} offset ${raw} is not a non-negative integer below 2^53; ` +
