@@ -75,6 +75,19 @@ export function unknownPartitions(missing: readonly SourcePartition[]): KafkaSou
   );
 }
 
+/** The refusal of a record whose timestamp a number cannot hold exactly, by partition and offset. */
+export function timestampUnsafe(
+  partition: SourcePartition,
+  offset: string | number,
+  timestamp: string | number,
+): KafkaSourceError {
+  return new KafkaSourceError(
+    'TWG_KAFKA_RECORD_INVALID',
+    `${describePartition(partition)} offset ${offset}: timestamp ${timestamp} is not an integer below 2^53 ms`,
+    { partition: { topic: partition.topic, partition: partition.partition } },
+  );
+}
+
 export function describePartition(p: SourcePartition): string {
   return `${p.topic}/${p.partition}`;
 }

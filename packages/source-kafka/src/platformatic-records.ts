@@ -1,6 +1,6 @@
 import type { ColumnsWriter } from '@thalweg/connector-core';
 import type { FetchedColumns, FetchedSpan } from './consumer-port.js';
-import { KafkaSourceError } from './errors.js';
+import { timestampUnsafe } from './errors.js';
 import {
   COMPRESSION,
   controlType,
@@ -188,19 +188,11 @@ function writeKept(
       const offset = base + index.offsetDelta(i);
       if (offset < start) continue;
       const timestamp = appended ? first : first + (index.timestampDeltas[i] as number);
-      if (!Number.isSafeInteger(timestamp)) throw badTimestamp(span, offset, timestamp);
+      if (!Number.isSafeInteger(timestamp)) throw timestampUnsafe(span, offset, timestamp);
       index.appendTo(writer, records, i, offset, timestamp);
     }
     // Header values are views of the response: not kept past this call.
     index.headers.length = 0;
   }
   return skipped;
-}
-
-function badTimestamp(span: FetchedSpan, offset: number, timestamp: number): KafkaSourceError {
-  return new KafkaSourceError(
-    'TWG_KAFKA_RECORD_INVALID',
-    `${span.topic}/${span.partition} offset ${offset}: timestamp ${timestamp} is not an integer below 2^53 ms`,
-    { partition: { topic: span.topic, partition: span.partition } },
-  );
 }

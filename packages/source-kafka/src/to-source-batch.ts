@@ -5,7 +5,7 @@ import type {
   FetchedMessages,
   FetchedSpan,
 } from './consumer-port.js';
-import { KafkaSourceError } from './errors.js';
+import { KafkaSourceError, timestampUnsafe } from './errors.js';
 
 export interface ConvertedBatch {
   readonly batch: SourceBatch;
@@ -108,12 +108,6 @@ function writeMessages(fetched: FetchedMessages, start: number, writer: ColumnsW
 
 function timestampOf(m: FetchedMessage, batch: FetchedSpan): number {
   const n = Number(m.timestamp);
-  if (!Number.isSafeInteger(n)) {
-    throw new KafkaSourceError(
-      'TWG_KAFKA_RECORD_INVALID',
-      `${batch.topic}/${batch.partition} offset ${m.offset}: timestamp ${m.timestamp} is not an integer below 2^53 ms`,
-      { partition: { topic: batch.topic, partition: batch.partition } },
-    );
-  }
+  if (!Number.isSafeInteger(n)) throw timestampUnsafe(batch, m.offset, m.timestamp);
   return n;
 }
