@@ -22,9 +22,7 @@ import {
 } from './platformatic-fetch.js';
 import { apiIdsOf, isUnknownTopic, missingTopics, toPartitions } from './platformatic-support.js';
 
-/** `isolationLevel` of a Fetch: only committed records. */
-const READ_COMMITTED = 1;
-/** Failed fetch rounds in a row (each already retried by the client) before the consumer crashes. */
+/** Failed fetch rounds in a row (each one fetch per leader, not retried within) before the consumer crashes. */
 const ROUNDS_BEFORE_CRASH = 5;
 const ROUND_RETRY_MS = 500;
 
@@ -104,10 +102,7 @@ class PlatformaticPort implements ConsumerPort {
       sessionTimeout: s.sessionTimeout,
       rebalanceTimeout: s.rebalanceTimeout,
       heartbeatInterval: s.heartbeatInterval,
-      maxBytes: s.maxBytes,
-      minBytes: s.minBytes,
-      maxWaitTime: s.maxWaitTimeInMs,
-      isolationLevel: READ_COMMITTED,
+      // No fetch options: the client's fetch is not used (platformatic-raw-fetch.ts).
     });
     // The client emits 'error' when a rejoin fails for good; unheard, Node would throw it.
     client.on('error', (error: unknown) => {

@@ -73,7 +73,7 @@ function parseRawFetch(
         const partitionError = r.readInt16();
         const highWatermark = r.readInt64();
         r.readInt64(); // last stable offset
-        const logStartOffset = r.readInt64();
+        r.readInt64(); // log start offset
         const abortedTransactions = r.readNullableArray((a) => ({
           producerId: a.readInt64(),
           firstOffset: a.readInt64(),
@@ -88,7 +88,6 @@ function parseRawFetch(
           partitionIndex,
           errorCode: partitionError,
           highWatermark,
-          logStartOffset,
           abortedTransactions,
           records,
         };

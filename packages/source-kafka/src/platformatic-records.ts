@@ -23,7 +23,6 @@ export interface WirePartition {
   readonly partitionIndex: number;
   readonly errorCode: number;
   readonly highWatermark: bigint;
-  readonly logStartOffset: bigint;
   readonly abortedTransactions: readonly WireAbortedTransaction[] | null;
   /** The partition's record batches as sent; null or empty when there are none. */
   readonly records: Buffer | null;

@@ -54,7 +54,6 @@ function part(
     partitionIndex: 3,
     errorCode: 0,
     highWatermark: 100n,
-    logStartOffset: 0n,
     abortedTransactions: aborted,
     records: bytes.byteLength === 0 ? null : bytes.subarray(0, bytes.byteLength - cut),
   };
