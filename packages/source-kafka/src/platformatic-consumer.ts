@@ -18,6 +18,9 @@ import { platformaticConsumerWith } from './platformatic-port.js';
  *   are dropped here (platformatic-records.ts) and still move the position.
  * - A position outside the log (records deleted before they were read)
  *   ends the source with `TWG_KAFKA_POSITION_LOST`, never a silent jump.
+ * - A failed fetch round or offset listing is tried again, backing off from
+ *   100 ms to 5 s; after a minute of failures in a row the source ends with
+ *   `TWG_KAFKA_CONSUMER_FAILED`, naming the last cause (outage-bound.ts).
  */
 export const platformaticConsumer: ConsumerFactory = (settings, emit) =>
   platformaticConsumerWith(() => import('@platformatic/kafka'))(settings, emit);

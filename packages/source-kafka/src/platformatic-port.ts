@@ -21,10 +21,7 @@ import {
   type Owned,
 } from './platformatic-fetch.js';
 import { apiIdsOf, isUnknownTopic, missingTopics, toPartitions } from './platformatic-support.js';
-
-/** Failed fetch rounds in a row (each one fetch per leader, not retried within) before the consumer crashes. */
-const ROUNDS_BEFORE_CRASH = 5;
-const ROUND_RETRY_MS = 500;
+import { DEFAULT_OUTAGE, FailureRun, REAL_CLOCK, type OutageHandling } from './outage-bound.js';
 
 const APPLIED: CommitResult = Object.freeze({ kind: 'applied' });
 
@@ -32,13 +29,17 @@ type Phase = 'joining' | 'positioning' | 'fetching';
 
 /**
  * `platformaticConsumer` over a given client module (tests hand it one whose
- * calls fail). Kept out of the exported API: its type names the client's
- * module, which a kafkajs user need not have installed.
+ * calls fail, and a clock of their own). Kept out of the exported API: its
+ * type names the client's module, which a kafkajs user need not have
+ * installed.
  */
 export const platformaticConsumerWith =
-  (load: () => Promise<PlatformaticModule>): ConsumerFactory =>
+  (
+    load: () => Promise<PlatformaticModule>,
+    outage: OutageHandling = { policy: DEFAULT_OUTAGE, clock: REAL_CLOCK },
+  ): ConsumerFactory =>
   (settings, emit) => {
-    const port = new PlatformaticPort(settings, emit, load);
+    const port = new PlatformaticPort(settings, emit, load, outage);
     // A plain object, as kafkajsConsumer's: a caller may wrap it with a spread.
     return {
       connect: () => port.connect(),
@@ -70,18 +71,22 @@ class PlatformaticPort implements ConsumerPort {
   #generation = 0;
   #phase: Phase = 'joining';
   #stopped = false;
+  readonly #closing = new AbortController();
   #wake: (() => void) | undefined;
   #loop: Promise<void> | null = null;
   #onBatch: (batch: FetchedBatch) => void = () => undefined;
 
   readonly #load: () => Promise<PlatformaticModule>;
+  readonly #outage: OutageHandling;
 
   constructor(
     settings: ConsumerSettings,
     emit: (event: ConsumerEvent) => void,
     load: () => Promise<PlatformaticModule>,
+    outage: OutageHandling,
   ) {
     this.#load = load;
+    this.#outage = outage;
     this.#settings = settings;
     this.#emit = emit;
     const a = settings.assignment;
@@ -209,8 +214,7 @@ class PlatformaticPort implements ConsumerPort {
   }
 
   async disconnect(): Promise<void> {
-    this.#stopped = true;
-    this.#notify();
+    this.#stop();
     await this.#loop;
     const client = this.#client;
     if (client === null) return;
@@ -262,24 +266,24 @@ class PlatformaticPort implements ConsumerPort {
   }
 
   /**
-   * Positions the join's partitions, trying again on a failure. A failure
-   * that says the group moved on (a rebalance under way) is left to the
-   * rejoin the client makes, which positions again; so is one of a join
-   * that is no longer the last.
+   * Positions the join's partitions, trying again on a failure (with the
+   * fetch loop's backoff and bound). A failure that says the group moved on
+   * (a rebalance under way) is left to the rejoin the client makes, which
+   * positions again; so is one of a join that is no longer the last.
    */
   async #positionWithRetry(generation: number): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
+    const failures = this.#failureRun();
+    for (;;) {
       try {
         await this.#position(generation);
         return;
       } catch (error) {
         if (generation !== this.#generation || this.#halted()) return;
         if ([...apiIdsOf(error)].some((id) => OWNERSHIP_ERRORS.has(id))) return;
-        if (attempt >= ROUNDS_BEFORE_CRASH) {
+        if (!(await failures.failed())) {
           this.#crash(error);
           return;
         }
-        await new Promise((resolve) => setTimeout(resolve, ROUND_RETRY_MS));
       }
     }
   }
@@ -305,8 +309,15 @@ class PlatformaticPort implements ConsumerPort {
     this.#notify();
   }
 
+  /**
+   * Fetches while there are partitions to read. A failed round (a broker
+   * unreachable, a leader moved) is tried again after a backoff, leaders
+   * asked anew; the consumer fails once rounds have failed for the
+   * outage policy's `giveUpAfterMs`, or at once on an error of the source's
+   * own (a position lost, a record refused).
+   */
   async #fetchLoop(): Promise<void> {
-    let failures = 0;
+    const failures = this.#failureRun();
     while (!this.#halted()) {
       const round = this.#phase === 'fetching' ? this.#wanted() : [];
       if (round.length === 0) {
@@ -315,18 +326,20 @@ class PlatformaticPort implements ConsumerPort {
       }
       try {
         await fetchRound(this.#scope(), round);
-        failures = 0;
+        failures.succeeded();
       } catch (error) {
         if (this.#halted()) return;
-        failures += 1;
-        if (failures >= ROUNDS_BEFORE_CRASH || error instanceof KafkaSourceError) {
+        this.#client?.clearMetadata();
+        if (error instanceof KafkaSourceError || !(await failures.failed())) {
           this.#crash(error);
           return;
         }
-        this.#client?.clearMetadata();
-        await new Promise((resolve) => setTimeout(resolve, ROUND_RETRY_MS));
       }
     }
+  }
+
+  #failureRun(): FailureRun {
+    return new FailureRun(this.#outage, this.#closing.signal);
   }
 
   #scope(): FetchScope {
@@ -355,10 +368,16 @@ class PlatformaticPort implements ConsumerPort {
 
   #crash(error: unknown): void {
     if (this.#stopped) return;
-    this.#stopped = true;
-    this.#notify();
+    this.#stop();
     const cause = error instanceof Error ? error : new Error(String(error));
     this.#emit({ kind: 'crashed', error: cause, restart: false });
+  }
+
+  /** Ends the fetch loop and cuts short any backoff under way. */
+  #stop(): void {
+    this.#stopped = true;
+    this.#closing.abort();
+    this.#notify();
   }
 
   #notify(): void {
