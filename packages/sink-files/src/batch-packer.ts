@@ -13,7 +13,7 @@ import {
   type SourceRecord,
 } from '@thalweg/connector-core';
 import { checkSourceBatch, checkSpan } from './batch-check.js';
-import type { BufferPool } from './buffer-pool.js';
+import type { BufferPool } from '@thalweg/connector-core';
 import { RawSinkError, reasonOf } from './errors.js';
 import { packLayout, type PackedBatch } from './packed-batch.js';
 

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { Confirm, DeliveryPressure, LaneMetrics, SourceBatch } from '@thalweg/connector-core';
 import { BatchPacker } from './batch-packer.js';
-import { BufferPool } from './buffer-pool.js';
+import { BufferPool } from '@thalweg/connector-core';
 import { RawSinkError, reasonOf } from './errors.js';
 import { pooledBytes, type ResolvedOptions } from './options.js';
 import type { ManifestAppender } from './raw-manifest.js';

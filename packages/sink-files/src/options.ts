@@ -21,7 +21,7 @@ const MiB = 1024 * 1024;
  * most this (raw-segments-part.ts).
  */
 export const DEFAULT_QUEUED_BYTES = 128 * MiB;
-/** Idle packed-batch buffers kept for reuse at most (buffer-pool.ts), unless the queue bound is lower. */
+/** Idle packed-batch buffers kept for reuse at most (connector-core's BufferPool), unless the queue bound is lower. */
 const MAX_POOLED_BYTES = 64 * MiB;
 
 /** The bytes of idle buffers a sink keeps for packing. */

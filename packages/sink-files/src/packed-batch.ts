@@ -11,7 +11,7 @@ export {
  * handing it to the writer thread is one transfer (no structured clone of
  * per-record objects), and the envelope's Arrow columns are views into it
  * (no copy on the writer's side either). `buffer` comes from raw's pool
- * (buffer-pool.ts) and can be longer than `bytes`.
+ * (connector-core's BufferPool) and can be longer than `bytes`.
  */
 export interface PackedBatch extends RecordColumns {
   readonly span: OffsetSpan;

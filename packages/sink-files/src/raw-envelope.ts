@@ -12,7 +12,7 @@ import {
   type Data,
 } from 'apache-arrow';
 import { BatchPacker } from './batch-packer.js';
-import { BufferPool } from './buffer-pool.js';
+import { BufferPool } from '@thalweg/connector-core';
 import { RawSinkError, reasonOf } from './errors.js';
 import { packLayout, type PackedBatch } from './packed-batch.js';
 

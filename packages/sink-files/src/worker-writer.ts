@@ -7,7 +7,7 @@ import type {
   SourceBatch,
 } from '@thalweg/connector-core';
 import { BatchPacker } from './batch-packer.js';
-import { BufferPool } from './buffer-pool.js';
+import { BufferPool } from '@thalweg/connector-core';
 import { RawSinkError, reasonOf } from './errors.js';
 import { pooledBytes, type ResolvedOptions } from './options.js';
 import { RawLane, type Accepted, type LaneCounts } from './raw-lane.js';

@@ -7,7 +7,7 @@ import {
 } from '@thalweg/connector-core';
 import { BatchPacker } from '../src/batch-packer.js';
 import { checkSourceBatch } from '../src/batch-check.js';
-import { BufferPool } from '../src/buffer-pool.js';
+import { BufferPool } from '@thalweg/connector-core';
 import { RawSinkError, decodeRawBatch, envelopeOf } from '../src/index.js';
 import { CLUSTER, plain, record } from './helpers.js';
 import { DirtyPool, mixedBatch } from './pack-fixtures.js';

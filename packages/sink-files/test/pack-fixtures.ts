@@ -1,5 +1,5 @@
 import { offsetSpan, type SourceBatch } from '@thalweg/connector-core';
-import { BufferPool } from '../src/buffer-pool.js';
+import { BufferPool } from '@thalweg/connector-core';
 import { batchOf, record } from './helpers.js';
 
 /** A pool whose every buffer is full of 0xff: what a reused buffer can hold. */

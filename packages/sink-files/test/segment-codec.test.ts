@@ -4,7 +4,7 @@ import { offsetSpan, type SourceBatch } from '@thalweg/connector-core';
 import { writeIpcFileSegment } from '@thalweg/stream-arrow';
 import { RecordBatch } from 'apache-arrow';
 import { BatchPacker } from '../src/batch-packer.js';
-import { BufferPool } from '../src/buffer-pool.js';
+import { BufferPool } from '@thalweg/connector-core';
 import { packedSegmentChunks } from '../src/segment-codec.js';
 import {
   RawRows,

@@ -2,7 +2,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BatchPacker } from '../src/batch-packer.js';
-import { BufferPool } from '../src/buffer-pool.js';
+import { BufferPool } from '@thalweg/connector-core';
 import { checksumOf, checksumOfChunks } from '../src/checksum.js';
 import { packedSegmentChunks } from '../src/segment-codec.js';
 import { layoutDamage } from '../src/segment-layout.js';

@@ -2,7 +2,7 @@ import { waitFor } from '@thalweg/test-services';
 import { describe, expect, it } from 'vitest';
 import { SubmitQueue, type OffsetSpan, type SourceBatch } from '@thalweg/connector-core';
 import { BatchPacker } from '../src/batch-packer.js';
-import { BufferPool } from '../src/buffer-pool.js';
+import { BufferPool } from '@thalweg/connector-core';
 import type { SegmentFs } from '../src/index.js';
 import type { PackedBatch } from '../src/packed-batch.js';
 import { runSegmentLoop, type SegmentLoopEnd } from '../src/segment-loop.js';

@@ -124,7 +124,10 @@ async function fetchFrom(
   for (const t of response.responses) {
     for (const part of t.partitions) {
       const a = asked.get(partitionKey({ topic: t.topic, partition: part.partitionIndex }));
-      if (a === undefined || !scope.current(a)) continue;
+      const wanted = a !== undefined && scope.current(a);
+      // Records not decoded here go back to the fetcher's pool now.
+      if (!wanted || part.errorCode !== 0) part.release();
+      if (!wanted) continue;
       if (part.errorCode === OFFSET_OUT_OF_RANGE) {
         throw positionLost(a.owned.partition, a.position, await bounds(client, a.owned.partition));
       }

@@ -1,4 +1,5 @@
 import type { Connection, ConnectionPool, Reader } from '@platformatic/kafka';
+import { BufferPool } from '@thalweg/connector-core';
 import { KafkaSourceError } from './errors.js';
 import type { PlatformaticModule } from './platformatic-load.js';
 import type { Decompress, WirePartition } from './platformatic-records.js';
@@ -55,50 +56,89 @@ type FetchCall = (
   rackId: string,
 ) => Promise<RawFetchResponse>;
 
-/** Fetch v12's response, records left as bytes (the layout is in the client's fetch-v12). */
-function parseRawFetch(
-  _correlationId: number,
-  _apiKey: number,
-  _apiVersion: number,
+/**
+ * Idle record buffers a fetcher keeps for its next fetches: a fetch's
+ * partitions of up to `maxBytesPerPartition` (1 MiB by default) each, a few
+ * fetches deep.
+ */
+const POOLED_BYTES = 16 * 1024 * 1024;
+
+type Parse = (
+  correlationId: number,
+  apiKey: number,
+  apiVersion: number,
   reader: Reader,
-): RawFetchResponse {
-  reader.readInt32(); // throttle time
-  const errorCode = reader.readInt16();
-  reader.readInt32(); // session id
-  const responses = reader.readArray((t) => ({
-    topic: t.readString(),
-    partitions: t.readArray(
-      (r) => {
-        const partitionIndex = r.readInt32();
-        const partitionError = r.readInt16();
-        const highWatermark = r.readInt64();
-        r.readInt64(); // last stable offset
-        r.readInt64(); // log start offset
-        const abortedTransactions = r.readNullableArray((a) => ({
-          producerId: a.readInt64(),
-          firstOffset: a.readInt64(),
-        }));
-        r.readInt32(); // preferred read replica
-        // COMPACT_RECORDS: length + 1, 0 for null.
-        const size = r.readUnsignedVarInt() - 1;
-        const records = size > 0 ? r.buffer.slice(r.position, r.position + size) : null;
-        if (size > 0) r.skip(size);
-        r.readTaggedFields();
-        return {
-          partitionIndex,
-          errorCode: partitionError,
-          highWatermark,
-          abortedTransactions,
-          records,
-        };
-      },
-      true,
-      false,
-    ),
-  }));
-  reader.readTaggedFields();
-  return { errorCode, responses };
+) => RawFetchResponse;
+
+/**
+ * A partition's records, copied out of the response's socket chunks into a
+ * buffer of `pool` (a response of many chunks is not one buffer), with the
+ * call that gives the buffer back once they are decoded.
+ */
+function pooledRecords(
+  pool: BufferPool,
+  reader: Reader,
+  size: number,
+): { records: Buffer; release: () => void } {
+  const backing = pool.take(size);
+  const records = Buffer.from(backing, 0, size);
+  let at = 0;
+  for (const chunk of reader.buffer.subarray(reader.position, reader.position + size).buffers) {
+    at += chunk.copy(records, at);
+  }
+  let given = false;
+  const release = () => {
+    if (given) return;
+    given = true;
+    pool.give(backing);
+  };
+  return { records, release };
 }
+
+/** Fetch v12's response, records left as bytes in `pool`'s buffers (the layout is in the client's fetch-v12). */
+const rawFetchParser =
+  (pool: BufferPool): Parse =>
+  (_correlationId, _apiKey, _apiVersion, reader) => {
+    reader.readInt32(); // throttle time
+    const errorCode = reader.readInt16();
+    reader.readInt32(); // session id
+    const responses = reader.readArray((t) => ({
+      topic: t.readString(),
+      partitions: t.readArray(
+        (r) => {
+          const partitionIndex = r.readInt32();
+          const partitionError = r.readInt16();
+          const highWatermark = r.readInt64();
+          r.readInt64(); // last stable offset
+          r.readInt64(); // log start offset
+          const abortedTransactions = r.readNullableArray((a) => ({
+            producerId: a.readInt64(),
+            firstOffset: a.readInt64(),
+          }));
+          r.readInt32(); // preferred read replica
+          // COMPACT_RECORDS: length + 1, 0 for null.
+          const size = r.readUnsignedVarInt() - 1;
+          const pooled = size > 0 ? pooledRecords(pool, r, size) : null;
+          if (size > 0) r.skip(size);
+          r.readTaggedFields();
+          return {
+            partitionIndex,
+            errorCode: partitionError,
+            highWatermark,
+            abortedTransactions,
+            records: pooled?.records ?? null,
+            release: pooled?.release ?? NOTHING_TO_RELEASE,
+          };
+        },
+        true,
+        false,
+      ),
+    }));
+    reader.readTaggedFields();
+    return { errorCode, responses };
+  };
+
+const NOTHING_TO_RELEASE = (): void => undefined;
 
 /**
  * Sends fetches on connections of its own (one per broker, apart from the
@@ -112,7 +152,8 @@ export class RawFetcher {
 
   constructor(client: PlatformaticModule, clientId: string) {
     this.#pool = new client.ConnectionPool(`${clientId}-fetch`);
-    const api = client.createAPI(1, 12, client.fetchV12.createRequest, parseRawFetch);
+    const records = new BufferPool(POOLED_BYTES);
+    const api = client.createAPI(1, 12, client.fetchV12.createRequest, rawFetchParser(records));
     this.#call = api.async;
     const codecs = client.compressionsAlgorithmsByBitmask;
     this.decompress = (codec, bytes) => {

@@ -26,6 +26,12 @@ export interface WirePartition {
   readonly abortedTransactions: readonly WireAbortedTransaction[] | null;
   /** The partition's record batches as sent; null or empty when there are none. */
   readonly records: Buffer | null;
+  /**
+   * Gives `records`' buffer back to the fetcher's pool: called once they are
+   * decoded into columns, or not wanted; nothing reads them after. Later
+   * calls do nothing.
+   */
+  readonly release: () => void;
 }
 
 /** Decompresses a batch's records: `codec` is the batch's compression bits (1 gzip, 2 snappy, 3 lz4, 4 zstd). */
@@ -88,7 +94,8 @@ function abortedBatches(
  * and aborted transactions are not records. Timestamps are the record's
  * own, or the batch's append time when the topic stamps records on append.
  * The batch's `write` decodes the records straight from the response's
- * bytes into columns, with no object per record.
+ * bytes into columns, with no object per record, then gives the bytes back
+ * (`part.release`); it may be called once.
  */
 export function fetchedBatch(
   topic: string,
@@ -109,6 +116,8 @@ export function fetchedBatch(
     kept.push(batch);
     count += batch.recordCount;
   }
+  // Nothing to decode (nothing at or after the position, or only markers and aborted batches): the bytes go back now.
+  if (kept.length === 0 || last < position) part.release();
   if (last < position) return null;
   const span = {
     topic,
@@ -117,11 +126,22 @@ export function fetchedBatch(
     lastOffset: String(last),
     highWatermark: String(part.highWatermark),
   };
+  let written = false;
   return {
     kind: 'columns',
     ...span,
     count,
-    write: (writer, start) => writeKept(span, kept, decompress, writer, start),
+    write: (writer, start) => {
+      // The records' buffer goes back to the pool after this: a second write would read another fetch's bytes.
+      if (written)
+        throw new Error(`${topic}/${part.partitionIndex}: a fetched batch was written twice`);
+      written = true;
+      try {
+        return writeKept(span, kept, decompress, writer, start);
+      } finally {
+        part.release();
+      }
+    },
   };
 }
 

@@ -44,10 +44,12 @@ function marker(offset: number, producerId: bigint, type: 0 | 1): TestBatch {
   };
 }
 
+/** A partition of a response, counting in `releases` each time its bytes are given back. */
 function part(
   batches: readonly TestBatch[],
   aborted: WirePartition['abortedTransactions'] = null,
   cut = 0,
+  releases = { count: 0 },
 ): WirePartition {
   const bytes = Buffer.concat(batches.map(recordBatchBytes));
   return {
@@ -56,6 +58,9 @@ function part(
     highWatermark: 100n,
     abortedTransactions: aborted,
     records: bytes.byteLength === 0 ? null : bytes.subarray(0, bytes.byteLength - cut),
+    release: () => {
+      releases.count += 1;
+    },
   };
 }
 
@@ -92,16 +97,60 @@ describe('fetchedBatch (a fetch response read from its bytes into columns)', () 
     expect(b?.count).toBe(5);
     const records = recordsOf(b);
     expect(records.map((r) => r.offset)).toEqual([12, 13, 14]);
-    expect(values(b)).toEqual(['c', 'd', 'e']);
+    expect(records.map((r) => Buffer.from(r.value).toString())).toEqual(['c', 'd', 'e']);
     expect(records[0]?.timestamp).toBe(1_700_000_000_002);
     expect(records[0]?.headers.map(([n, v]) => [n, Buffer.from(v ?? []).toString()])).toEqual([
       ['h', 'c'],
     ]);
   });
 
-  it('is null when nothing at or after the position came back', () => {
-    expect(fetched('t', 5n, part([]))).toBeNull();
-    expect(fetched('t', 14n, part([batch(10, ['a', 'b', 'c', 'd'])]))).toBeNull();
+  it('is null when nothing at or after the position came back, and gives the bytes back', () => {
+    const releases = { count: 0 };
+    expect(fetched('t', 5n, part([], null, 0, releases))).toBeNull();
+    expect(
+      fetched('t', 14n, part([batch(10, ['a', 'b', 'c', 'd'])], null, 0, releases)),
+    ).toBeNull();
+    expect(releases.count).toBe(2);
+  });
+
+  it('gives the bytes back once written, and refuses a second write that would read them', () => {
+    const releases = { count: 0 };
+    const b = fetched('t', 0n, part([batch(0, ['a', 'b'])], null, 0, releases));
+    expect(releases.count).toBe(0);
+    expect(values(b)).toEqual(['a', 'b']);
+    expect(releases.count).toBe(1);
+    expect(() => b?.write(new ColumnsWriter(), 0)).toThrow(
+      't/3: a fetched batch was written twice',
+    );
+    expect(releases.count).toBe(1);
+  });
+
+  it('gives the bytes back at once when only markers and aborted batches came back', () => {
+    const releases = { count: 0 };
+    const b = fetched('t', 0n, part([marker(0, 7n, 0)], null, 0, releases));
+    expect(b?.count).toBe(0);
+    expect(releases.count).toBe(1);
+  });
+
+  it('gives the bytes back when writing them fails', () => {
+    const releases = { count: 0 };
+    const b = fetched('t', 0n, part([batch(0, ['a'])], null, 0, releases));
+    const writer = new ColumnsWriter();
+    expect(() =>
+      b?.write(
+        new Proxy(writer, {
+          get: (target, key) => {
+            if (key === 'begin')
+              return () => {
+                throw new Error('injected');
+              };
+            return Reflect.get(target, key, target) as unknown;
+          },
+        }),
+        0,
+      ),
+    ).toThrow('injected');
+    expect(releases.count).toBe(1);
   });
 
   it('takes the batch append time when the topic stamps records on append', () => {

@@ -5,3 +5,4 @@ export * from './columnar-batch.js';
 export * from './columns-writer.js';
 export * from './batch-count.js';
 export * from './columns-check.js';
+export * from './buffer-pool.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BufferPool } from '../src/buffer-pool.js';
+import { BufferPool } from '../../src/columns/buffer-pool.js';
 
 describe('BufferPool', () => {
   it('hands back a given buffer for a batch that fits it, with room to spare on a new one', () => {

@@ -10,7 +10,7 @@ export interface BufferPoolOptions {
   readonly now?: () => number;
   /**
    * Runs `trim` later, so a pool nobody takes from still shrinks; the default
-   * is an unref'd `setTimeout` (an idle sink must not keep the process alive).
+   * is an unref'd `setTimeout` (an idle pool must not keep the process alive).
    */
   readonly schedule?: (run: () => void, ms: number) => void;
 }
@@ -22,23 +22,23 @@ interface Idle {
 }
 
 /**
- * Reused ArrayBuffers for packed batches. Allocating one per batch costs
- * more than packing it: buffers of more than ~128 KiB are mmapped, so every
- * allocation pays page faults and zeroing, and the external memory it adds
- * drives garbage collections. The writer hands each buffer back once the
- * segment holding its batch is written (the worker transfers it back), and
- * the next batch of a similar size takes it.
+ * Reused ArrayBuffers for a batch's bytes: raw's packed batches (given back
+ * once the segment holding them is written) and a Kafka fetch's record
+ * bytes (given back once decoded into columns). Allocating one per batch
+ * costs more than filling it: buffers of more than ~128 KiB are mmapped, so
+ * every allocation pays page faults, and the external memory it adds
+ * drives garbage collections. The next batch of a similar size takes a
+ * buffer given back.
  *
- * A reused buffer holds old bytes: the packer writes every byte the
- * envelope reads (offsets from 0, a zeroed validity bitmap), and Arrow's IPC
- * writer copies only those ranges, so padding is never written to disk.
- * The pool keeps at most `maxBytes` idle; beyond it, buffers are dropped to
- * the garbage collector.
+ * A reused buffer holds old bytes: its user writes every byte it reads
+ * (raw's packer writes offsets from 0 and a zeroed validity bitmap, and
+ * Arrow's IPC writer copies only those ranges). The pool keeps at most
+ * `maxBytes` idle; beyond it, buffers are dropped to the garbage collector.
  *
  * It also shrinks: a buffer that stayed idle for `idleMs` is dropped. Under
  * steady load the pool so converges on the working set (a burst's extra
- * buffers are not kept for good), and a sink that goes quiet gives all of it
- * back, on a timer, since no take or give comes to trim it then.
+ * buffers are not kept for good), and a user that goes quiet gives all of
+ * it back, on a timer, since no take or give comes to trim it then.
  */
 export class BufferPool {
   private readonly free: Idle[] = [];
