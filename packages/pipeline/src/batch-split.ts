@@ -22,6 +22,11 @@ export function recordBytes(r: SourceRecord): number {
 export function anyLarger(batch: SourceBatch, limit: number): boolean {
   const columnar = columnarOf(batch);
   if (columnar === null) return batch.records.some((r) => recordBytes(r) > limit);
+  // No row holds more than the batch's regions together (the header region's
+  // encoding is never shorter than its names and values): a batch within the
+  // limit is decided without reading a row.
+  const regions = columnar.keyBytes() + columnar.valueBytes() + columnar.headerBytes();
+  if (RECORD_OVERHEAD + regions <= limit) return false;
   for (let i = 0; i < columnar.count; i++) {
     if (RECORD_OVERHEAD + columnar.rowBytes(i) > limit) return true;
   }

@@ -6,7 +6,13 @@ import {
   type SourceBatch,
   type SourceRecord,
 } from '@thalweg/connector-core';
-import { anyLarger, batchBytes, payloadBytes, splitBatch } from '../src/batch-split.js';
+import {
+  anyLarger,
+  batchBytes,
+  payloadBytes,
+  recordBytes,
+  splitBatch,
+} from '../src/batch-split.js';
 
 /** A small deterministic generator (a 31-bit LCG), so a failure names its seed. */
 function random(seed: number): () => number {
@@ -47,7 +53,9 @@ describe('splitBatch', () => {
       const limits = { maxRecords: 1 + (seed % 17), maxBytes: 200 + ((seed * 97) % 3000) };
       const pieces = splitBatch(columnar, limits);
       for (const piece of pieces) expect(piece).toBeInstanceOf(ColumnarBatch);
-      for (const limit of [300, 500, 700]) {
+      // Also at the largest record's size, one byte under it, and above the whole batch.
+      const largest = Math.max(0, ...batch.records.map(recordBytes));
+      for (const limit of [300, 500, 700, largest, largest - 1, 64 + batchBytes(batch)]) {
         expect(anyLarger(columnar, limit), `seed ${seed}`).toBe(anyLarger(batch, limit));
       }
       const expected = splitBatch(batch, limits);
