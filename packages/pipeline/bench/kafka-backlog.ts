@@ -68,13 +68,17 @@ function payload(n: number, pad: string, recordBytes: number): string {
   return `${head}${pad.slice(0, Math.max(0, recordBytes - head.length - 2))}"}`;
 }
 
-/** Records per second of a bare kafkajs eachBatch consumer reading the whole backlog of `topic`. */
+/** Records per second of a bare kafkajs eachBatch consumer reading the whole backlog of `topic` (a group per `run`). */
 export async function bareConsumerRate(
   kafka: Kafka,
   topic: string,
   records: number,
+  run = 0,
 ): Promise<number> {
-  const consumer = kafka.consumer({ groupId: `${topic}-bare`, maxBytesPerPartition: 1024 * 1024 });
+  const consumer = kafka.consumer({
+    groupId: `${topic}-bare-${run}`,
+    maxBytesPerPartition: 1024 * 1024,
+  });
   await consumer.connect();
   await consumer.subscribe({ topics: [topic], fromBeginning: true });
   let seen = 0;

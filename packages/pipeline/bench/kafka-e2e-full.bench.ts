@@ -10,7 +10,7 @@ import { kafka } from '@thalweg/source-kafka';
 import { BatchSchema, column } from '@thalweg/stream-arrow';
 import { uniqueName, postgresUrl } from '@thalweg/test-services';
 import pg from 'pg';
-import { againstBareConsumer, childTopic } from './topology-child.js';
+import { againstBareConsumer, childGroup, childTopic } from './topology-child.js';
 import { benchBrokers, benchClient, benchKafka } from './kafka-backlog.js';
 
 /**
@@ -96,7 +96,7 @@ async function topologyRun() {
         brokers: [...brokers],
         cluster: 'bench',
         topics: [topic],
-        groupId: `${topic}-pipeline`,
+        groupId: childGroup(topic),
         ...client.options,
       }),
       raw: rawSegments({ dir: join(dir, 'raw') }),

@@ -6,7 +6,7 @@ import { LevelDbCoverage } from '@thalweg/offset-store/leveldb';
 import { Pipeline } from '@thalweg/pipeline';
 import { RawSegmentSink } from '@thalweg/sink-files';
 import { kafkaSource } from '@thalweg/source-kafka';
-import { againstBareConsumer, childTopic } from './topology-child.js';
+import { againstBareConsumer, childGroup, childTopic } from './topology-child.js';
 import { benchBrokers, benchClient, benchKafka } from './kafka-backlog.js';
 
 /**
@@ -43,7 +43,7 @@ async function pipelineRun(): Promise<{ recS: number; rssMaxMb: number; segments
         brokers,
         cluster: 'bench',
         topics: [topic],
-        groupId: `${topic}-pipeline`,
+        groupId: childGroup(topic),
         log: quiet,
         ...client.options,
       }),

@@ -15,16 +15,28 @@ export function childTopic(): string | null {
   return process.argv[2] === '--topology' ? (process.argv[3] ?? '') : null;
 }
 
-/** Runs the bench file at `moduleUrl` again with `--topology <topic>`; its one JSON line on stdout. */
-export async function inChild<T>(moduleUrl: string, topic: string): Promise<T> {
+/**
+ * The consumer group of the child's topology: one per run, so that each run
+ * reads the whole backlog from its start.
+ */
+export function childGroup(topic: string): string {
+  return `${topic}-pipeline-${process.argv[4] ?? '0'}`;
+}
+
+/** Runs the bench file at `moduleUrl` again with `--topology <topic> <run>`; its one JSON line on stdout. */
+export async function inChild<T>(moduleUrl: string, topic: string, run: number): Promise<T> {
   const out: Buffer[] = [];
-  const run = spawn(process.execPath, [fileURLToPath(moduleUrl), '--topology', topic], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  run.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+  const child = spawn(
+    process.execPath,
+    [fileURLToPath(moduleUrl), '--topology', topic, String(run)],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
   const code = await new Promise<number | null>((resolve, reject) => {
-    run.on('error', reject);
-    run.on('exit', resolve);
+    child.on('error', reject);
+    child.on('exit', resolve);
   });
   if (code !== 0) throw new Error(`the topology run ended with exit code ${String(code)}`);
   return JSON.parse(Buffer.concat(out).toString()) as T;
@@ -52,11 +64,23 @@ export interface AgainstBareConsumer<T extends TopologyRate> {
   readonly more: (result: T) => Record<string, unknown>;
 }
 
+/** Pairs of runs (bare consumer, topology) a Kafka bench makes; THALWEG_BENCH_PAIRS sets it. */
+const PAIRS = Number(process.env['THALWEG_BENCH_PAIRS'] ?? 3);
+
+const median = (xs: readonly number[]): number =>
+  [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
+
 /**
  * A Kafka bench against a bare kafkajs consumer of the same topic in the
  * same run. In the child: the topology's run, its result on stdout. In the
- * parent: the backlog produced, the bare consumer's rate, the topology run
- * in a child, one line, and the topic deleted.
+ * parent: the backlog produced once, then PAIRS pairs of runs over all of
+ * it, each with groups of its own: the bare consumer's, and the topology's
+ * in a child. A pair's two runs are back to back, so what else the machine
+ * is doing weighs on both; half the pairs run the bare consumer first and
+ * half the topology, so that an order effect cancels. The line gives the
+ * median of the pairs' ratios (`ratio`, each pair's in `pair_ratios`), the
+ * median rate of each side, and the largest RSS of any topology run; the
+ * rest of it is the topology run of the median rate's.
  */
 export async function againstBareConsumer<T extends TopologyRate>(
   o: AgainstBareConsumer<T>,
@@ -66,18 +90,38 @@ export async function againstBareConsumer<T extends TopologyRate>(
     return;
   }
   await produceBacklog(o.kafka, o.topic, o.records, o.recordBytes, o.partitions);
-  const bare = await bareConsumerRate(o.kafka, o.topic, o.records);
-  const result = await inChild<T>(o.moduleUrl, o.topic);
+  const bares: number[] = [];
+  const results: T[] = [];
+  const pairRatios: number[] = [];
+  for (let pair = 0; pair < PAIRS; pair++) {
+    const bare = () => bareConsumerRate(o.kafka, o.topic, o.records, pair);
+    const topology = () => inChild<T>(o.moduleUrl, o.topic, pair);
+    let rate: number;
+    let result: T;
+    if (pair % 2 === 0) {
+      rate = await bare();
+      result = await topology();
+    } else {
+      result = await topology();
+      rate = await bare();
+    }
+    bares.push(rate);
+    results.push(result);
+    pairRatios.push(Number((result.recS / rate).toFixed(3)));
+  }
+  const mid = median(results.map((r) => r.recS));
+  const result = results.find((r) => r.recS === mid) as T;
   emit({
     bench: o.bench,
     records: o.records,
     record_bytes: o.recordBytes,
     partitions: o.partitions,
     byte_budget_mb: o.budgetBytes / (1024 * 1024),
-    pipeline_rec_s: Math.round(result.recS),
-    bare_consumer_rec_s: Math.round(bare),
-    ratio: Number((result.recS / bare).toFixed(3)),
-    rss_mb_max: result.rssMaxMb,
+    pipeline_rec_s: Math.round(mid),
+    bare_consumer_rec_s: Math.round(median(bares)),
+    ratio: median(pairRatios),
+    pair_ratios: pairRatios,
+    rss_mb_max: Math.max(...results.map((r) => r.rssMaxMb)),
     ...o.more(result),
   });
   await deleteTopic(o.kafka, o.topic);
