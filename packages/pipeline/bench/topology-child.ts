@@ -78,8 +78,8 @@ const median = (xs: readonly number[]): number =>
  * in a child. A pair's two runs are back to back, so what else the machine
  * is doing weighs on both; half the pairs run the bare consumer first and
  * half the topology, so that an order effect cancels. The line gives the
- * median of the pairs' ratios (`ratio`, each pair's in `pair_ratios`), the
- * median rate of each side, and the largest RSS of any topology run; the
+ * median of the pairs' ratios (`ratio`, each pair's in `pair_ratios` and its
+ * two rates in `pair_rates_k`), the median rate of each side, and the largest RSS of any topology run; the
  * rest of it is the topology run of the median rate's.
  */
 export async function againstBareConsumer<T extends TopologyRate>(
@@ -121,6 +121,11 @@ export async function againstBareConsumer<T extends TopologyRate>(
     bare_consumer_rec_s: Math.round(median(bares)),
     ratio: median(pairRatios),
     pair_ratios: pairRatios,
+    // Each pair's bare and topology rates, in thousands of records per second.
+    pair_rates_k: bares.map((b, i) => [
+      Math.round(b / 1000),
+      Math.round((results[i]?.recS ?? 0) / 1000),
+    ]),
     rss_mb_max: Math.max(...results.map((r) => r.rssMaxMb)),
     ...o.more(result),
   });
