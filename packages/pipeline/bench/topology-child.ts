@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Kafka } from 'kafkajs';
 import { emit } from './bench-source.js';
@@ -67,6 +68,39 @@ export interface AgainstBareConsumer<T extends TopologyRate> {
 /** Pairs of runs (bare consumer, topology) a Kafka bench makes; THALWEG_BENCH_PAIRS sets it. */
 const PAIRS = Number(process.env['THALWEG_BENCH_PAIRS'] ?? 3);
 
+/** The machine's idle and total CPU time so far (/proc/stat), or null off Linux. */
+function cpuTimes(): { idle: number; total: number } | null {
+  try {
+    const fields = (readFileSync('/proc/stat', 'latin1').split('\n')[0] ?? '')
+      .trim()
+      .split(/\s+/)
+      .slice(1)
+      .map(Number);
+    const total = fields.reduce((a, b) => a + b, 0);
+    // idle and iowait
+    return { idle: (fields[3] ?? 0) + (fields[4] ?? 0), total };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Waits until the machine is mostly idle (80% over half a second), at most
+ * ten seconds: what a run leaves behind (a database flushing what a
+ * secondary wrote, the broker cleaning up) then weighs on neither side of
+ * the next pair.
+ */
+async function settled(): Promise<void> {
+  for (let i = 0; i < 20; i++) {
+    const before = cpuTimes();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const after = cpuTimes();
+    if (before === null || after === null) return;
+    const total = after.total - before.total;
+    if (total > 0 && (after.idle - before.idle) / total >= 0.8) return;
+  }
+}
+
 const median = (xs: readonly number[]): number =>
   [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
 
@@ -75,8 +109,9 @@ const median = (xs: readonly number[]): number =>
  * same run. In the child: the topology's run, its result on stdout. In the
  * parent: the backlog produced once, then PAIRS pairs of runs over all of
  * it, each with groups of its own: the bare consumer's, and the topology's
- * in a child. A pair's two runs are back to back, so what else the machine
- * is doing weighs on both; half the pairs run the bare consumer first and
+ * in a child. Each run starts once the machine has settled (`settled`), and
+ * a pair's two runs are back to back, so what else the machine is doing
+ * weighs on both; half the pairs run the bare consumer first and
  * half the topology, so that an order effect cancels. The line gives the
  * median of the pairs' ratios (`ratio`, each pair's in `pair_ratios` and its
  * two rates in `pair_rates_k`), the median rate of each side, and the largest RSS of any topology run; the
@@ -94,8 +129,14 @@ export async function againstBareConsumer<T extends TopologyRate>(
   const results: T[] = [];
   const pairRatios: number[] = [];
   for (let pair = 0; pair < PAIRS; pair++) {
-    const bare = () => bareConsumerRate(o.kafka, o.topic, o.records, pair);
-    const topology = () => inChild<T>(o.moduleUrl, o.topic, pair);
+    const bare = async () => {
+      await settled();
+      return bareConsumerRate(o.kafka, o.topic, o.records, pair);
+    };
+    const topology = async () => {
+      await settled();
+      return inChild<T>(o.moduleUrl, o.topic, pair);
+    };
     let rate: number;
     let result: T;
     if (pair % 2 === 0) {
