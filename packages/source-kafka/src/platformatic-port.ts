@@ -273,7 +273,8 @@ class PlatformaticPort implements ConsumerPort {
    */
   async #positionWithRetry(generation: number): Promise<void> {
     const failures = this.#failureRun();
-    for (;;) {
+    // A join that is no longer the last, or a consumer closed during a backoff, positions nothing.
+    while (generation === this.#generation && !this.#halted()) {
       try {
         await this.#position(generation);
         return;

@@ -61,13 +61,19 @@ export class BufferPool {
       });
   }
 
-  /** A buffer of at least `size` bytes, of unspecified content. */
+  /**
+   * A buffer of at least `size` bytes, of unspecified content. An idle one
+   * is taken only if it is at most about twice `size`: its holder is
+   * counted by the bytes it fills (a queue's bound, a budget), so a small
+   * batch must not pin a large buffer.
+   */
   take(size: number): ArrayBuffer {
     this.trim();
     const free = this.free;
+    const most = 2 * size + STEP;
     for (let i = free.length - 1; i >= 0; i--) {
       const idle = free[i] as Idle;
-      if (idle.buffer.byteLength < size) continue;
+      if (idle.buffer.byteLength < size || idle.buffer.byteLength > most) continue;
       free[i] = free[free.length - 1] as Idle;
       free.pop();
       this.freeBytes -= idle.buffer.byteLength;

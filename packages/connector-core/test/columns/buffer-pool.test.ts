@@ -14,6 +14,16 @@ describe('BufferPool', () => {
     expect(other).not.toBe(first);
   });
 
+  it('takes none more than about twice the size asked, so a small batch pins no large buffer', () => {
+    const pool = new BufferPool(1 << 24);
+    const large = new ArrayBuffer(1 << 20);
+    pool.give(large);
+    const small = pool.take(10_000);
+    expect(small === large).toBe(false);
+    expect(small.byteLength).toBeLessThan(1 << 17);
+    expect(pool.take(600_000) === large).toBe(true);
+  });
+
   it('takes none too small, and drops detached buffers and those beyond its bound', () => {
     const pool = new BufferPool(200_000);
     const small = new ArrayBuffer(1000);
