@@ -111,11 +111,11 @@ const median = (xs: readonly number[]): number =>
  * it, each with groups of its own: the bare consumer's, and the topology's
  * in a child. Each run starts once the machine has settled (`settled`), and
  * a pair's two runs are back to back, so what else the machine is doing
- * weighs on both; half the pairs run the bare consumer first and
- * half the topology, so that an order effect cancels. The line gives the
- * median of the pairs' ratios (`ratio`, each pair's in `pair_ratios` and its
- * two rates in `pair_rates_k`), the median rate of each side, and the largest RSS of any topology run; the
- * rest of it is the topology run of the median rate's.
+ * weighs on both; half the pairs run the bare consumer first and half the
+ * topology, so that an order effect cancels. The line gives the median of
+ * the pairs' ratios (`ratio`; each pair's in `pair_ratios`, its two rates
+ * in `pair_rates_k`), the median rate of each side, and the largest RSS of
+ * any topology run; the rest of it is the median-rate topology run's.
  */
 export async function againstBareConsumer<T extends TopologyRate>(
   o: AgainstBareConsumer<T>,
