@@ -1,6 +1,6 @@
 import type { ColumnsWriter } from '@thalweg/connector-core';
 import type { FetchedColumns, FetchedSpan } from './consumer-port.js';
-import { timestampUnsafe } from './errors.js';
+import { describePartition, timestampUnsafe } from './errors.js';
 import {
   COMPRESSION,
   controlType,
@@ -134,7 +134,7 @@ export function fetchedBatch(
     write: (writer, start) => {
       // The records' buffer goes back to the pool after this: a second write would read another fetch's bytes.
       if (written)
-        throw new Error(`${topic}/${part.partitionIndex}: a fetched batch was written twice`);
+        throw new Error(`${describePartition(where)}: a fetched batch was written twice`);
       written = true;
       try {
         return writeKept(span, kept, decompress, writer, start);
