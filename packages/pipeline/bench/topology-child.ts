@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Kafka } from 'kafkajs';
-import { emit } from './bench-source.js';
+import { emit, median } from './bench-source.js';
 import { bareConsumerRate, deleteTopic, produceBacklog } from './kafka-backlog.js';
 
 /*
@@ -100,9 +100,6 @@ async function settled(): Promise<void> {
     if (total > 0 && (after.idle - before.idle) / total >= 0.8) return;
   }
 }
-
-const median = (xs: readonly number[]): number =>
-  [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
 
 /**
  * A Kafka bench against a bare kafkajs consumer of the same topic in the
