@@ -10,7 +10,9 @@ echo "== tools" >&2
 # The LZ4 interop tests run Debian's lz4 CLI against our frames.
 if ! command -v lz4 >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ]; then
-    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq lz4) >&2
+    # shellcheck source=services/debian-install.sh
+    . scripts/services/debian-install.sh
+    debian_install lz4
   else
     echo "the lz4 command is missing: install Debian's lz4 package" >&2
     exit 1

@@ -33,6 +33,8 @@ TOKEN="thalweg-etcd-$BASE"
 SERVICE=etcd
 # shellcheck source=service-lib.sh
 . "$HERE/service-lib.sh"
+# shellcheck source=debian-install.sh
+. "$HERE/debian-install.sh"
 port_open() { (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null; }
 
 client_port() { echo $((BASE + 10 * ($1 - 1))); }
@@ -66,13 +68,7 @@ ensure_installed() {
   if command -v etcd >/dev/null && command -v etcdctl >/dev/null; then return 0; fi
   [[ "$(id -u)" == 0 ]] || die "etcd is not installed: install Debian's etcd-server and etcd-client packages"
   log "installing etcd from Debian packages"
-  # As prometheus.sh: wait for another script's apt-get, and update the
-  # lists only when they do not offer the package yet.
-  if ! apt-cache policy etcd-server 2>/dev/null | grep -q 'Candidate: [0-9]'; then
-    apt-get -o DPkg::Lock::Timeout=300 update -qq >&2
-  fi
-  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq \
-    --no-install-recommends etcd-server etcd-client >&2
+  debian_install --no-install-recommends etcd-server etcd-client
   command -v etcd >/dev/null || die "apt-get installed no etcd binary"
   command -v etcdctl >/dev/null || die "apt-get installed no etcdctl binary"
 }

@@ -13,6 +13,8 @@ port="${THALWEG_PG_PORT:-25432}"
 url="postgres://postgres@127.0.0.1:$port/thalweg"
 
 log() { echo "postgres: $*" >&2; }
+# shellcheck source=debian-install.sh
+. "$here/debian-install.sh"
 
 pg_bin() {
   local dir
@@ -26,8 +28,7 @@ pg_bin() {
 ensure_installed() {
   if pg_bin >/dev/null; then return; fi
   log "installing postgresql from Debian packages"
-  apt-get update -qq >&2
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >&2
+  debian_install postgresql
 }
 
 # initdb and the server refuse to run as root: run them as `postgres` then.

@@ -33,6 +33,8 @@ TIMEOUT="${THALWEG_PROMETHEUS_TIMEOUT:-60}"
 SERVICE=prometheus
 # shellcheck source=service-lib.sh
 . "$HERE/service-lib.sh"
+# shellcheck source=debian-install.sh
+. "$HERE/debian-install.sh"
 port_open() { (exec 3<>"/dev/tcp/$HOST/$PORT") 2>/dev/null; }
 
 server_pid() { pid_of "$PIDFILE" "--config.file=$CONF "; }
@@ -46,14 +48,7 @@ ensure_installed() {
   if prometheus_bin >/dev/null && promtool_bin >/dev/null; then return 0; fi
   [[ "$(id -u)" == 0 ]] || die "prometheus is not installed: install Debian's prometheus package (it brings promtool)"
   log "installing prometheus from Debian packages"
-  # The lock timeout: another service script may be running apt-get at the
-  # same time; and no `apt-get update` (which would contend for the lists)
-  # when the lists already offer the package.
-  if ! apt-cache policy prometheus 2>/dev/null | grep -q 'Candidate: [0-9]'; then
-    apt-get -o DPkg::Lock::Timeout=300 update -qq >&2
-  fi
-  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq \
-    --no-install-recommends prometheus >&2
+  debian_install --no-install-recommends prometheus
   prometheus_bin >/dev/null || die "apt-get installed no prometheus binary"
   promtool_bin >/dev/null || die "apt-get installed no promtool binary"
 }
