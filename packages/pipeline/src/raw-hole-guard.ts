@@ -1,5 +1,6 @@
 import {
   partitionKey,
+  pause,
   type Clock,
   type HeldPartition,
   type Scheduler,
@@ -8,7 +9,6 @@ import {
 } from '@thalweg/connector-core';
 import { RangeSet, type CoverageStore, type CoveredRange } from '@thalweg/offset-store';
 import { PipelineError } from './errors.js';
-import { pause } from './recovery/pause.js';
 
 /** How the guard waits for a raw whose reads trail its acknowledgements. */
 export interface VisibilityWait {

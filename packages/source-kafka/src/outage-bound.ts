@@ -1,4 +1,12 @@
-import { backoffDelay, type BackoffPolicy } from '@thalweg/connector-core';
+import {
+  backoffDelay,
+  heldTimerScheduler,
+  monotonicClock,
+  pause,
+  type BackoffPolicy,
+  type Clock,
+  type Scheduler,
+} from '@thalweg/connector-core';
 
 /**
  * How the @platformatic/kafka adapter rides out a broker it cannot reach:
@@ -22,62 +30,50 @@ export const DEFAULT_OUTAGE: OutagePolicy = {
   giveUpAfterMs: 60_000,
 };
 
-/** Where the outage's time comes from; tests drive it. */
-export interface OutageClock {
-  readonly now: () => number;
-  /** Resolves after `ms`, or as soon as `cut` aborts (a consumer closing does not wait out a backoff). */
-  readonly wait: (ms: number, cut: AbortSignal) => Promise<void>;
-}
-
-export const REAL_CLOCK: OutageClock = {
-  now: () => performance.now(),
-  wait: (ms, cut) =>
-    new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        cut.removeEventListener('abort', done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      if (cut.aborted) done();
-      else cut.addEventListener('abort', done, { once: true });
-    }),
-};
-
-/** How a consumer retries what failed, and the clock it waits on. */
+/** How a consumer retries what failed, and the time it measures and waits on (tests drive a `ManualClock`). */
 export interface OutageHandling {
   readonly policy: OutagePolicy;
-  readonly clock: OutageClock;
+  readonly clock: Clock;
+  readonly scheduler: Scheduler;
 }
+
+/**
+ * The real outage handling. Its timers are held: during an outage the
+ * backoff may be all that keeps the process alive.
+ */
+export const REAL_OUTAGE: OutageHandling = {
+  policy: DEFAULT_OUTAGE,
+  clock: monotonicClock,
+  scheduler: heldTimerScheduler,
+};
 
 /**
  * A run of failures in a row, and whether it has lasted too long. One per
  * loop that retries (the fetch loop, a join's positioning).
  */
 export class FailureRun {
-  readonly #policy: OutagePolicy;
-  readonly #clock: OutageClock;
+  readonly #outage: OutageHandling;
   readonly #cut: AbortSignal;
   #since: number | null = null;
   #count = 0;
 
-  constructor({ policy, clock }: OutageHandling, cut: AbortSignal) {
-    this.#policy = policy;
-    this.#clock = clock;
+  constructor(outage: OutageHandling, cut: AbortSignal) {
+    this.#outage = outage;
     this.#cut = cut;
   }
 
   /**
    * Counts a failure. Resolves true after the backoff (cut short when the
-   * signal aborts) when it may be tried again, false at once when failures
-   * have lasted `giveUpAfterMs`.
+   * signal aborts: a consumer closing does not wait it out) when it may be
+   * tried again, false at once when failures have lasted `giveUpAfterMs`.
    */
   async failed(): Promise<boolean> {
-    const now = this.#clock.now();
+    const { policy, clock, scheduler } = this.#outage;
+    const now = clock.now();
     this.#since ??= now;
     this.#count += 1;
-    if (now - this.#since >= this.#policy.giveUpAfterMs) return false;
-    await this.#clock.wait(backoffDelay(this.#policy, this.#count), this.#cut);
+    if (now - this.#since >= policy.giveUpAfterMs) return false;
+    await pause(scheduler, backoffDelay(policy, this.#count), this.#cut);
     return true;
   }
 

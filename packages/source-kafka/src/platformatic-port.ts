@@ -21,7 +21,7 @@ import {
   type Owned,
 } from './platformatic-fetch.js';
 import { apiIdsOf, isUnknownTopic, missingTopics, toPartitions } from './platformatic-support.js';
-import { DEFAULT_OUTAGE, FailureRun, REAL_CLOCK, type OutageHandling } from './outage-bound.js';
+import { FailureRun, REAL_OUTAGE, type OutageHandling } from './outage-bound.js';
 
 const APPLIED: CommitResult = Object.freeze({ kind: 'applied' });
 
@@ -36,7 +36,7 @@ type Phase = 'joining' | 'positioning' | 'fetching';
 export const platformaticConsumerWith =
   (
     load: () => Promise<PlatformaticModule>,
-    outage: OutageHandling = { policy: DEFAULT_OUTAGE, clock: REAL_CLOCK },
+    outage: OutageHandling = REAL_OUTAGE,
   ): ConsumerFactory =>
   (settings, emit) => {
     const port = new PlatformaticPort(settings, emit, load, outage);

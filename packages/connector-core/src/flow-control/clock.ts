@@ -56,6 +56,26 @@ export const timerScheduler: Scheduler = {
   },
 };
 
+/**
+ * Node's timers, kept referenced: for a wait that may be the only thing
+ * left between a process and the work it was started for (a source riding
+ * out a broker outage has no socket open to hold the process).
+ */
+export const heldTimerScheduler: Scheduler = {
+  every(ms, work) {
+    const timer = setInterval(work, ms);
+    return () => {
+      clearInterval(timer);
+    };
+  },
+  after(ms, work) {
+    const timer = setTimeout(work, ms);
+    return () => {
+      clearTimeout(timer);
+    };
+  },
+};
+
 interface Timer {
   due: number;
   readonly every: number | null;

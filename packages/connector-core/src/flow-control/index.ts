@@ -1,4 +1,5 @@
 export * from './clock.js';
+export * from './pause.js';
 export * from './flow-control-errors.js';
 export * from './backpressure-config.js';
 export * from './pressure-reading.js';

@@ -1,5 +1,6 @@
 import {
   partitionKey,
+  pause,
   type Clock,
   type HeldPartition,
   type Scheduler,
@@ -9,7 +10,6 @@ import {
   type SourcePartition,
 } from '@thalweg/connector-core';
 import { RangeSet, type CoverageStore, type LeaseStore } from '@thalweg/offset-store';
-import { pause } from './pause.js';
 import { planRecovery, type RecoveryPlan, type RecoveryWindow } from './recovery-window.js';
 
 /** What an autoscaler reads: zero everywhere when nothing is behind. */

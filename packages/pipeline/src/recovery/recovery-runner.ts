@@ -7,12 +7,11 @@ import type {
   SourceBatch,
   SourcePartition,
 } from '@thalweg/connector-core';
-import { ThalwegError } from '@thalweg/connector-core';
+import { pause, ThalwegError } from '@thalweg/connector-core';
 import type { CoverageStore, CoveredRange, Lease, LeaseStore } from '@thalweg/offset-store';
 import type { QuarantineNote } from '../topology.js';
 import type { BacklogMeter } from './backlog-meter.js';
 import { LeaseKeeper } from './lease-keeper.js';
-import { pause } from './pause.js';
 import type { RecoveryWindow } from './recovery-window.js';
 import type { RecoveryConfig } from './recovery-config.js';
 import { replayWindow, type ReplayOutcome, type ReplayTarget } from './replay-window.js';

@@ -6,7 +6,7 @@ import type { PlatformaticModule } from '../../src/platformatic-load.js';
 import { assignedSource, BatchCollector, KafkaFixture, quiet } from '../helpers.js';
 import { describeKafkaContracts } from './kafka-contracts.js';
 import { DEFAULT_OUTAGE } from '../../src/outage-bound.js';
-import { VirtualOutageClock } from '../virtual-outage-clock.js';
+import { SelfAdvancingOutage } from '../self-advancing-outage.js';
 
 /** What retention does to a lagging reader: every record before `before` is deleted. */
 async function deleteBefore(topic: string, before: number): Promise<void> {
@@ -182,19 +182,16 @@ if (platformaticSupported()) {
       const topic = await fx.topic(1);
       await fx.sendNumbered(topic, 1, 0, 20);
       const failing = { left: 3 };
-      const clock = new VirtualOutageClock();
+      const outage = new SelfAdvancingOutage();
       const source = assignedSource({
         partitions: [{ topic, partition: 0 }],
-        kafka: platformaticConsumerWith(() => flakyClient(failing), {
-          policy: DEFAULT_OUTAGE,
-          clock,
-        }),
+        kafka: platformaticConsumerWith(() => flakyClient(failing), outage),
       });
       const c = new BatchCollector(source);
       await c.until((x) => x.records() >= 20);
       expect(c.values()).toEqual(Array.from({ length: 20 }, (_, i) => `v${i}`));
       expect(failing.left).toBe(0);
-      expect(clock.waits).toHaveLength(3);
+      expect(outage.waits).toHaveLength(3);
       await source.close();
     });
 
@@ -202,35 +199,29 @@ if (platformaticSupported()) {
       const topic = await fx.topic(2);
       await fx.sendNumbered(topic, 2, 0, 10);
       const failing = { left: 2 };
-      const clock = new VirtualOutageClock();
+      const outage = new SelfAdvancingOutage();
       const source = assignedSource({
         partitions: [
           { topic, partition: 0 },
           { topic, partition: 1 },
         ],
-        kafka: platformaticConsumerWith(() => flakyClient(failing, 'listOffsets'), {
-          policy: DEFAULT_OUTAGE,
-          clock,
-        }),
+        kafka: platformaticConsumerWith(() => flakyClient(failing, 'listOffsets'), outage),
       });
       const c = new BatchCollector(source);
       await c.until((x) => x.records() >= 10);
       expect(c.values().sort()).toEqual(Array.from({ length: 10 }, (_, i) => `v${i}`).sort());
       expect(failing.left).toBe(0);
-      expect(clock.waits).toHaveLength(2);
+      expect(outage.waits).toHaveLength(2);
       await source.close();
     });
 
     it('rides out a minute of failed fetches, then ends the source naming the cause', async () => {
       const topic = await fx.topic(1);
       await fx.sendNumbered(topic, 1, 0, 5);
-      const clock = new VirtualOutageClock();
+      const outage = new SelfAdvancingOutage();
       const source = assignedSource({
         partitions: [{ topic, partition: 0 }],
-        kafka: platformaticConsumerWith(() => flakyClient({ left: Infinity }), {
-          policy: DEFAULT_OUTAGE,
-          clock,
-        }),
+        kafka: platformaticConsumerWith(() => flakyClient({ left: Infinity }), outage),
       });
       const c = new BatchCollector(source);
       await expect(c.until(() => false, 20_000)).rejects.toThrow(
@@ -238,8 +229,8 @@ if (platformaticSupported()) {
       );
       expect(c.batches).toEqual([]);
       // Fetched again after each backoff until the failures had lasted a minute.
-      expect(clock.time).toBeGreaterThanOrEqual(DEFAULT_OUTAGE.giveUpAfterMs);
-      expect(clock.waits.length).toBeGreaterThan(12);
+      expect(outage.time).toBeGreaterThanOrEqual(DEFAULT_OUTAGE.giveUpAfterMs);
+      expect(outage.waits.length).toBeGreaterThan(12);
       await source.close();
     });
   });

@@ -1,4 +1,4 @@
-import type { Scheduler } from '@thalweg/connector-core';
+import type { Scheduler } from './clock.js';
 
 /**
  * Waits `ms` on `scheduler`, or less if any of `signals` aborts (at once if
