@@ -75,6 +75,29 @@ export function unknownPartitions(missing: readonly SourcePartition[]): KafkaSou
   );
 }
 
+/**
+ * The refusal of a subscription the cluster would not serve: the topics it
+ * was found not to have (`missing`), or every subscribed one when that could
+ * not be told (`missing` empty). `autoCreate` names the client's option that
+ * stays off.
+ */
+export function topicUnknown(
+  missing: readonly string[],
+  subscribed: readonly string[],
+  brokers: readonly string[],
+  autoCreate: string,
+  cause: unknown,
+): KafkaSourceError {
+  const known = missing.length > 0;
+  const names = (known ? missing : subscribed).map((t) => JSON.stringify(t)).join(', ');
+  const what = known ? `no topic ${names} exists` : `the cluster hosts not all of ${names}`;
+  return new KafkaSourceError(
+    'TWG_KAFKA_TOPIC_UNKNOWN',
+    `${what} on ${brokers.join(', ')}; the source never creates topics (${autoCreate} is off)`,
+    { cause },
+  );
+}
+
 /** The refusal of a record whose timestamp a number cannot hold exactly, by partition and offset. */
 export function timestampUnsafe(
   partition: SourcePartition,

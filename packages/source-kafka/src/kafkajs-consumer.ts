@@ -11,7 +11,7 @@ import type {
 } from './consumer-port.js';
 import { announcingRoundRobin, pinnedAssigner } from './kafkajs-assigners.js';
 import { installWireHeaders, wireHeaders } from './kafkajs-headers.js';
-import { KafkaSourceError } from './errors.js';
+import { KafkaSourceError, topicUnknown } from './errors.js';
 
 const LEVEL: Record<KafkaLogLevel, logLevel> = {
   nothing: logLevel.NOTHING,
@@ -92,27 +92,18 @@ async function unknownTopics(
   brokers: readonly string[],
   cause: unknown,
 ): Promise<KafkaSourceError> {
-  let missing: readonly string[] = topics;
-  let known = false;
+  let missing: readonly string[] = [];
   const admin = kafka.admin();
   try {
     await admin.connect();
     const existing = new Set(await admin.listTopics());
     missing = topics.filter((t) => !existing.has(t));
-    known = missing.length > 0;
-    if (!known) missing = topics;
   } catch {
-    // Keep every subscribed topic as the suspect: the refusal itself stands.
+    // Every subscribed topic stays the suspect: the refusal itself stands.
   } finally {
     await admin.disconnect().catch(() => undefined);
   }
-  const names = missing.map((t) => JSON.stringify(t)).join(', ');
-  const what = known ? `no topic ${names} exists` : `the cluster hosts not all of ${names}`;
-  return new KafkaSourceError(
-    'TWG_KAFKA_TOPIC_UNKNOWN',
-    `${what} on ${brokers.join(', ')}; the source never creates topics (allowAutoTopicCreation is off)`,
-    { cause },
-  );
+  return topicUnknown(missing, topics, brokers, 'allowAutoTopicCreation', cause);
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { Consumer, GroupAssignment } from '@platformatic/kafka';
 import type { SourcePartition } from '@thalweg/connector-core';
-import { describePartition, KafkaSourceError } from './errors.js';
+import { describePartition, KafkaSourceError, topicUnknown } from './errors.js';
 
 /** Every Kafka error name (`apiId`) in a @platformatic/kafka error, its nested errors and causes. */
 export function apiIdsOf(error: unknown, into = new Set<string>(), depth = 0): Set<string> {
@@ -52,14 +52,7 @@ export async function missingTopics(
       if (isUnknownTopic(error)) missing.push(topic);
     }
   }
-  const known = missing.length > 0;
-  const names = (known ? missing : topics).map((t) => JSON.stringify(t)).join(', ');
-  const what = known ? `no topic ${names} exists` : `the cluster hosts not all of ${names}`;
-  return new KafkaSourceError(
-    'TWG_KAFKA_TOPIC_UNKNOWN',
-    `${what} on ${brokers.join(', ')}; the source never creates topics (autocreateTopics is off)`,
-    { cause },
-  );
+  return topicUnknown(missing, topics, brokers, 'autocreateTopics', cause);
 }
 
 /**
