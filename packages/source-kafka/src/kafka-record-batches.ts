@@ -1,3 +1,4 @@
+import { crc32c } from '@node-rs/crc32';
 import type { ColumnsWriter } from '@thalweg/connector-core';
 import type { FetchedHeader } from './consumer-port.js';
 import { KafkaSourceError } from './errors.js';
@@ -36,6 +37,9 @@ export const COMPRESSION = 0x07;
 const BATCH_HEAD = 61;
 /** The first offset and the length field: the batch length counts from after them. */
 const LENGTH_END = 12;
+/** Where a batch's CRC-32C lies, and where the bytes it covers begin (its attributes, to the batch's end). */
+const CRC_AT = 17;
+const CRC_FROM = 21;
 
 function corrupt(where: BatchSource, offset: bigint | number, reason: string): KafkaSourceError {
   return new KafkaSourceError(
@@ -46,12 +50,34 @@ function corrupt(where: BatchSource, offset: bigint | number, reason: string): K
 }
 
 /**
+ * A record batch whose bytes do not give the CRC-32C it carries: damaged in
+ * the broker's log, in its memory or on the way. Not a refusal of the
+ * record: the same bytes fetched again may be sound (the consumer fetches
+ * the partition again, within its outage bound).
+ */
+export class BatchChecksumMismatch extends Error {
+  constructor(where: BatchSource, firstOffset: bigint, said: number, found: number) {
+    super(
+      `${where.topic}/${where.partition} record batch at offset ${firstOffset} fails its CRC-32C check: ` +
+        `it says ${hex(said)}, its bytes give ${hex(found)}`,
+    );
+    this.name = 'BatchChecksumMismatch';
+  }
+}
+
+function hex(crc: number): string {
+  return `0x${crc.toString(16).padStart(8, '0')}`;
+}
+
+/**
  * The complete record batches in `bytes` (a partition's records in a fetch
  * response), in order. A batch cut short at the end is left out: the broker
  * stops at the fetch's byte limit mid-batch, and the next fetch, which
  * starts after the last complete batch, asks for it again. A batch in
  * another message format, or shorter than its own header, is refused by
- * offset.
+ * offset; one whose CRC-32C does not match its bytes is a
+ * `BatchChecksumMismatch` (checked as Kafka's Java consumer checks by
+ * default: every complete batch, before any of its bytes are read).
  */
 export function recordBatchesOf(bytes: Buffer, where: BatchSource): RecordBatchView[] {
   const batches: RecordBatchView[] = [];
@@ -69,6 +95,9 @@ export function recordBatchesOf(bytes: Buffer, where: BatchSource): RecordBatchV
         `message format v${magic}: thalweg reads format v2 (Kafka 0.11 and later)`,
       );
     }
+    const said = bytes.readUInt32BE(at + CRC_AT);
+    const found = crc32c(bytes.subarray(at + CRC_FROM, end)) >>> 0;
+    if (found !== said) throw new BatchChecksumMismatch(where, firstOffset, said, found);
     batches.push({
       firstOffset,
       attributes: bytes.readInt16BE(at + 21),

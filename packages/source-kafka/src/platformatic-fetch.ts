@@ -1,7 +1,8 @@
 import type { Consumer, ClusterMetadata } from '@platformatic/kafka';
 import { partitionKey, type SourcePartition } from '@thalweg/connector-core';
-import type { ConsumerSettings, FetchedBatch } from './consumer-port.js';
-import { fetchedBatch } from './platformatic-records.js';
+import type { ConsumerSettings, FetchedBatch, FetchedColumns } from './consumer-port.js';
+import { BatchChecksumMismatch } from './kafka-record-batches.js';
+import { fetchedBatch, type WirePartition } from './platformatic-records.js';
 import { positionLost } from './platformatic-support.js';
 import type { RawFetcher, RawFetchPartition } from './platformatic-raw-fetch.js';
 
@@ -136,13 +137,39 @@ async function fetchFrom(
         retry ??= new Error(`${a.owned.key}: the fetch answered error code ${part.errorCode}`);
         continue;
       }
-      const batch = fetchedBatch(t.topic, a.position, part, scope.fetcher.decompress);
+      const batch = readOrDamaged(t.topic, a.position, part, scope);
+      if (batch instanceof BatchChecksumMismatch) {
+        // As a partition's error code: the others go on, this one is fetched again.
+        retry ??= batch;
+        continue;
+      }
       if (batch === null) continue;
       a.owned.position = BigInt(batch.lastOffset) + 1n;
       scope.deliver(batch);
     }
   }
   if (retry !== null) throw retry;
+}
+
+/**
+ * A partition's answer read into its batch, or the damage that stopped it:
+ * its bytes go back to the pool and the damage is logged, for the round to
+ * fetch the partition again (every other error is the round's).
+ */
+function readOrDamaged(
+  topic: string,
+  position: bigint,
+  part: WirePartition,
+  scope: FetchScope,
+): FetchedColumns | null | BatchChecksumMismatch {
+  try {
+    return fetchedBatch(topic, position, part, scope.fetcher.decompress);
+  } catch (error) {
+    if (!(error instanceof BatchChecksumMismatch)) throw error;
+    part.release();
+    scope.settings.log(`thalweg source-kafka: ${error.message}; fetching it again`);
+    return error;
+  }
 }
 
 /** A partition's log start and end, asked of the broker (a failed fetch reports neither). */

@@ -2,9 +2,10 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { ColumnsWriter, offsetSpan, type SourceRecord } from '@thalweg/connector-core';
 import { describe, expect, it } from 'vitest';
 import type { FetchedColumns } from '../src/consumer-port.js';
+import { BatchChecksumMismatch } from '../src/kafka-record-batches.js';
 import { toSourceBatch } from '../src/to-source-batch.js';
 import { fetchedBatch, type WirePartition } from '../src/platformatic-records.js';
-import { recordBatchBytes, type TestBatch, type TestRecord } from './record-batch-bytes.js';
+import { recordBatchBytes, sealed, type TestBatch, type TestRecord } from './record-batch-bytes.js';
 
 const GZIP = 0x01;
 const LOG_APPEND_TIME = 0x08;
@@ -318,12 +319,36 @@ describe('fetchedBatch (a fetch response read from its bytes into columns)', () 
     );
   });
 
+  it('finds a batch damaged after it was sealed, naming the partition, offset and both CRCs', () => {
+    const good = recordBatchBytes(batch(0, ['a', 'b']));
+    const damaged = recordBatchBytes(batch(2, ['c', 'd']));
+    // One bit of the value "c" flipped: the batch's own CRC no longer matches.
+    const c = damaged.indexOf(Buffer.from('c'), 61);
+    damaged.writeUInt8(damaged.readUInt8(c) ^ 0x02, c);
+    const p = { ...part([]), records: Buffer.concat([good, damaged]) };
+    expect(() => fetched('t', 0n, p)).toThrow(BatchChecksumMismatch);
+    expect(() => fetched('t', 0n, p)).toThrow(
+      /^t\/3 record batch at offset 2 fails its CRC-32C check: it says 0x[0-9a-f]{8}, its bytes give 0x[0-9a-f]{8}$/,
+    );
+    // The same batch sealed again is read: nothing else is checked against the CRC.
+    expect(
+      values(fetched('t', 0n, { ...p, records: Buffer.concat([good, sealed(damaged)]) })),
+    ).toEqual(['a', 'b', 'a', 'd']);
+  });
+
+  it('checks the CRC a batch carries, not one it would have', () => {
+    const bytes = recordBatchBytes(batch(7, ['x'], { crc: 0 }));
+    expect(() => fetched('t', 7n, { ...part([]), records: bytes })).toThrow(
+      /offset 7 fails its CRC-32C check: it says 0x00000000/,
+    );
+  });
+
   it('refuses a record that runs past its batch, naming the batch', () => {
     const bytes = recordBatchBytes(batch(8, ['abc']));
     // The record's value length (at the end of its fields) says 100 bytes.
     const at = bytes.indexOf(Buffer.from('abc')) - 1;
     bytes.writeInt8(100, at);
-    const p = { ...part([]), records: bytes };
+    const p = { ...part([]), records: sealed(bytes) };
     expect(() => toSourceBatch(fetched('t', 8n, p) as FetchedColumns, undefined)).toThrow(
       /t\/3 record batch at offset 8: a record runs past its batch or its own length/,
     );
@@ -332,7 +357,7 @@ describe('fetchedBatch (a fetch response read from its bytes into columns)', () 
   it('refuses a record count its batch cannot hold, before allocating for it', () => {
     const bytes = recordBatchBytes(batch(4, ['a']));
     bytes.writeInt32BE(1_000_000_000, 57);
-    const p = { ...part([]), records: bytes };
+    const p = { ...part([]), records: sealed(bytes) };
     expect(() => toSourceBatch(fetched('t', 4n, p) as FetchedColumns, undefined)).toThrow(
       /t\/3 record batch at offset 4: record count 1000000000 for \d+ bytes/,
     );

@@ -1,9 +1,10 @@
 /**
  * Kafka record batches (message format v2) encoded for tests, field by
  * field as the protocol guide lays them out, so the decoder is tested
- * against bytes and not against its own reading of them. The CRC is left
- * zero: the decoder does not check it.
+ * against bytes and not against its own reading of them, CRC-32C included.
  */
+import { crc32c } from '@node-rs/crc32';
+
 export interface TestRecord {
   readonly offsetDelta: number;
   readonly timestampDelta?: number;
@@ -23,6 +24,8 @@ export interface TestBatch {
   /** Compresses the records; the caller sets the codec's bits in `attributes`. */
   readonly compress?: (records: Buffer) => Buffer;
   readonly magic?: number;
+  /** A CRC-32C other than the bytes': a batch damaged after it was sealed. */
+  readonly crc?: number;
 }
 
 export function varint(n: number): Buffer {
@@ -73,5 +76,16 @@ export function recordBatchBytes(b: TestBatch): Buffer {
   head.writeInt16BE(0, 51); // producer epoch
   head.writeInt32BE(0, 53); // base sequence
   head.writeInt32BE(b.records.length, 57);
-  return Buffer.concat([head, records]);
+  const bytes = Buffer.concat([head, records]);
+  return b.crc === undefined ? sealed(bytes) : (bytes.writeUInt32BE(b.crc, 17), bytes);
+}
+
+/**
+ * Writes the CRC-32C of one batch's bytes (from its attributes to its end)
+ * into it, as a producer does: after a test changed a field, the batch is
+ * malformed but not damaged.
+ */
+export function sealed(batch: Buffer): Buffer {
+  batch.writeUInt32BE(crc32c(batch.subarray(21)) >>> 0, 17);
+  return batch;
 }

@@ -102,6 +102,41 @@ async function flakyClient(
   return { ...real, Consumer: Flaky } as unknown as PlatformaticModule;
 }
 
+/**
+ * The real client module whose fetch answers come back damaged: one bit of
+ * the records of `partition` flipped in each of the first `damaged.left`
+ * answers that carry some (after the fetcher copied them, before it reads
+ * them), as a bad NIC or a broker's bad disk would.
+ */
+async function damagingClient(
+  partition: number,
+  damaged: { left: number },
+): Promise<PlatformaticModule> {
+  const real = await import('@platformatic/kafka');
+  const createAPI = ((...args: Parameters<typeof real.createAPI>) => {
+    const parse = args[3] as (...a: unknown[]) => RawAnswer;
+    args[3] = (...a: unknown[]) => {
+      const answer = parse(...a);
+      for (const p of answer.responses.flatMap((t) => t.partitions)) {
+        if (p.partitionIndex !== partition || p.records === null || damaged.left <= 0) continue;
+        damaged.left -= 1;
+        // The last byte: a bit of the last batch's records (small answers end on a whole batch).
+        const at = p.records.length - 1;
+        p.records[at] = (p.records[at] as number) ^ 0x10;
+      }
+      return answer;
+    };
+    return real.createAPI(...args);
+  }) as typeof real.createAPI;
+  return { ...real, createAPI };
+}
+
+interface RawAnswer {
+  readonly responses: readonly {
+    readonly partitions: readonly { partitionIndex: number; records: Buffer | null }[];
+  }[];
+}
+
 // CI runs every test on Node 20 and on Node 24. @platformatic/kafka needs
 // Node 22+, so on Node 24 it passes the contract and the tests below, and on
 // Node 20 the source refuses it by name: each runtime runs one of the two.
@@ -212,6 +247,54 @@ if (platformaticSupported()) {
       expect(c.values().sort()).toEqual(Array.from({ length: 10 }, (_, i) => `v${i}`).sort());
       expect(failing.left).toBe(0);
       expect(outage.waits).toHaveLength(2);
+      await source.close();
+    });
+
+    it('fetches a damaged partition again while the others go on, and logs the damage', async () => {
+      const topic = await fx.topic(2);
+      await fx.sendNumbered(topic, 2, 0, 20);
+      const damaged = { left: 2 };
+      const outage = new SelfAdvancingOutage();
+      const lines: string[] = [];
+      const source = assignedSource({
+        partitions: [
+          { topic, partition: 0 },
+          { topic, partition: 1 },
+        ],
+        kafka: platformaticConsumerWith(() => damagingClient(0, damaged), outage),
+        log: (line) => lines.push(line),
+      });
+      const c = new BatchCollector(source);
+      await c.until((x) => x.records() >= 20);
+      expect(c.values().sort()).toEqual(Array.from({ length: 20 }, (_, i) => `v${i}`).sort());
+      expect(damaged.left).toBe(0);
+      expect(outage.waits.length).toBeGreaterThanOrEqual(2);
+      const crc = lines.filter((l) => l.includes('fails its CRC-32C check'));
+      expect(crc).toHaveLength(2);
+      expect(crc[0]).toMatch(
+        new RegExp(
+          `${topic}/0 record batch at offset \\d+ fails its CRC-32C check: it says 0x[0-9a-f]{8}, its bytes give 0x[0-9a-f]{8}; fetching it again`,
+        ),
+      );
+      await source.close();
+    });
+
+    it('ends the source after a minute of damaged fetches, naming the batch', async () => {
+      const topic = await fx.topic(1);
+      await fx.sendNumbered(topic, 1, 0, 5);
+      const outage = new SelfAdvancingOutage();
+      const source = assignedSource({
+        partitions: [{ topic, partition: 0 }],
+        kafka: platformaticConsumerWith(() => damagingClient(0, { left: Infinity }), outage),
+      });
+      const c = new BatchCollector(source);
+      await expect(c.until(() => false, 20_000)).rejects.toThrow(
+        new RegExp(
+          `TWG_KAFKA_CONSUMER_FAILED: the Kafka consumer failed and will not restart: ${topic}/0 record batch at offset \\d+ fails its CRC-32C check`,
+        ),
+      );
+      expect(c.batches).toEqual([]);
+      expect(outage.time).toBeGreaterThanOrEqual(DEFAULT_OUTAGE.giveUpAfterMs);
       await source.close();
     });
 
