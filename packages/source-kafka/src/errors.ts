@@ -111,6 +111,35 @@ export function timestampUnsafe(
   );
 }
 
+/**
+ * A fetch position outside the partition's log: before its start, the
+ * records between it and the log start were deleted (retention, a
+ * truncation) before this source read them; past its end, the log is not
+ * the one the position was taken in (the topic recreated). Jumping to the
+ * log start would skip or repeat records without a word, so the source
+ * ends and says which.
+ */
+export function positionLost(
+  partition: SourcePartition,
+  position: bigint,
+  answer: { readonly logStartOffset: bigint; readonly highWatermark: bigint },
+): KafkaSourceError {
+  const at = position >= 0n ? String(position) : 'unknown';
+  const start = answer.logStartOffset >= 0n ? String(answer.logStartOffset) : 'unknown';
+  const end = answer.highWatermark >= 0n ? String(answer.highWatermark) : 'unknown';
+  const past = position >= 0n && answer.highWatermark >= 0n && position > answer.highWatermark;
+  const why = past
+    ? 'the log ends before it: the topic was recreated or truncated since this position was taken. '
+    : 'the records before the log start were deleted before this source read them. ';
+  return new KafkaSourceError(
+    'TWG_KAFKA_POSITION_LOST',
+    `${describePartition(partition)}: position ${at} is outside the log (start ${start}, end ${end}); ` +
+      why +
+      'Seek the partition to a position in the log to accept that loss.',
+    { partition },
+  );
+}
+
 export function describePartition(p: SourcePartition): string {
   return `${p.topic}/${p.partition}`;
 }

@@ -11,6 +11,7 @@ import type {
 } from './consumer-port.js';
 import { announcingRoundRobin, pinnedAssigner } from './kafkajs-assigners.js';
 import { installWireHeaders, wireHeaders } from './kafkajs-headers.js';
+import { OUT_OF_RANGE_RESET, PositionWatch } from './kafkajs-position-watch.js';
 import { KafkaSourceError, topicUnknown } from './errors.js';
 
 const LEVEL: Record<KafkaLogLevel, logLevel> = {
@@ -40,12 +41,22 @@ function json(value: unknown): string {
   }
 }
 
-/** kafkajs lines go to the source's `log`, one line each, never to stdout directly. */
-function routeLogs(log: (line: string) => void): logCreator {
+/**
+ * kafkajs lines go to the source's `log`, one line each, never to stdout
+ * directly, up to the level asked for; every entry, whatever its level, is
+ * shown to `watch` first.
+ */
+function routeLogs(
+  log: (line: string) => void,
+  upTo: logLevel,
+  watch: (level: logLevel, fields: Record<string, unknown>) => void,
+): logCreator {
   return () =>
     ({ namespace, level, log: content }) => {
       // At run time the entry is { timestamp, logger, message, ...fields }.
       const fields = content as unknown as Record<string, unknown>;
+      watch(level, fields);
+      if (level > upTo) return;
       const extra = Object.fromEntries(
         Object.entries(fields).filter(([k]) => !LOG_ENVELOPE.has(k)),
       );
@@ -122,11 +133,24 @@ async function unknownTopics(
  */
 export const kafkajsConsumer: ConsumerFactory = (settings, emit) => {
   installWireHeaders();
+  const positions = new PositionWatch();
+  const watch = (level: logLevel, fields: Record<string, unknown>) => {
+    if (level !== logLevel.ERROR || fields['message'] !== OUT_OF_RANGE_RESET) return;
+    const { topic, partition } = fields;
+    if (typeof topic !== 'string' || typeof partition !== 'number') return;
+    const p = { topic, partition };
+    if (!positions.lose(p)) return;
+    void positions.refusal(kafka, settings.groupId, p).then((error) => {
+      emit({ kind: 'crashed', error, restart: false });
+    });
+  };
+  const upTo = LEVEL[settings.logLevel];
   const kafka = new Kafka({
     clientId: settings.clientId,
     brokers: [...settings.brokers],
-    logLevel: LEVEL[settings.logLevel],
-    logCreator: routeLogs(settings.log),
+    // ERROR at least, whatever the source logs: the out-of-range reset is only ever logged.
+    logLevel: upTo === logLevel.NOTHING ? logLevel.ERROR : upTo,
+    logCreator: routeLogs(settings.log, upTo, watch),
   });
   const announce = () => {
     emit({ kind: 'join-starting' });
@@ -175,6 +199,9 @@ export const kafkajsConsumer: ConsumerFactory = (settings, emit) => {
     // kafkajs reports a fetch of only filtered records here and never calls
     // eachBatch for it; batchSize 0 is that case and only that case.
     if (payload.batchSize !== 0) return;
+    const from = { topic: payload.topic, partition: payload.partition };
+    if (positions.isLost(from)) return;
+    positions.delivered(from, BigInt(payload.lastOffset));
     const first: unknown = payload.firstOffset;
     emit({
       kind: 'filtered-batch',
@@ -209,6 +236,10 @@ export const kafkajsConsumer: ConsumerFactory = (settings, emit) => {
         eachBatchAutoResolve: true,
         partitionsConsumedConcurrently: 1,
         eachBatch: async ({ batch }) => {
+          const from = { topic: batch.topic, partition: batch.partition };
+          // Read from where kafkajs reset a lost position to: never delivered.
+          if (positions.isLost(from)) return;
+          positions.delivered(from, BigInt(batch.lastOffset()));
           onBatch({
             topic: batch.topic,
             partition: batch.partition,
@@ -250,6 +281,7 @@ export const kafkajsConsumer: ConsumerFactory = (settings, emit) => {
           };
     },
     seek: (p, offset) => {
+      positions.sought(p, BigInt(offset));
       consumer.seek({ topic: p.topic, partition: p.partition, offset: String(offset) });
     },
     pause: (partitions) => {

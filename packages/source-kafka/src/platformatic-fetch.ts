@@ -3,7 +3,7 @@ import { partitionKey, type SourcePartition } from '@thalweg/connector-core';
 import type { ConsumerSettings, FetchedBatch, FetchedColumns } from './consumer-port.js';
 import { BatchChecksumMismatch } from './kafka-record-batches.js';
 import { fetchedBatch, type WirePartition } from './platformatic-records.js';
-import { positionLost } from './platformatic-support.js';
+import { positionLost } from './errors.js';
 import type { RawFetcher, RawFetchPartition } from './platformatic-raw-fetch.js';
 
 /** ListOffsets timestamps: the log start and the log end. */

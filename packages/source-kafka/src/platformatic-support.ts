@@ -1,6 +1,6 @@
 import type { Consumer, GroupAssignment } from '@platformatic/kafka';
 import type { SourcePartition } from '@thalweg/connector-core';
-import { describePartition, KafkaSourceError, topicUnknown } from './errors.js';
+import { KafkaSourceError, topicUnknown } from './errors.js';
 
 /** Every Kafka error name (`apiId`) in a @platformatic/kafka error, its nested errors and causes. */
 export function apiIdsOf(error: unknown, into = new Set<string>(), depth = 0): Set<string> {
@@ -53,26 +53,4 @@ export async function missingTopics(
     }
   }
   return topicUnknown(missing, topics, brokers, 'autocreateTopics', cause);
-}
-
-/**
- * A fetch position outside the partition's log: the records between it and
- * the log start were deleted (retention, a truncation) before this source
- * read them. Jumping to the log start would skip them without a word, so the
- * source ends and says what is gone.
- */
-export function positionLost(
-  partition: SourcePartition,
-  position: bigint,
-  answer: { readonly logStartOffset: bigint; readonly highWatermark: bigint },
-): KafkaSourceError {
-  const start = answer.logStartOffset >= 0n ? String(answer.logStartOffset) : 'unknown';
-  const end = answer.highWatermark >= 0n ? String(answer.highWatermark) : 'unknown';
-  return new KafkaSourceError(
-    'TWG_KAFKA_POSITION_LOST',
-    `${describePartition(partition)}: position ${position} is outside the log (start ${start}, end ${end}); ` +
-      'the records before the log start were deleted before this source read them. ' +
-      'Seek the partition to a position in the log to accept that loss.',
-    { partition },
-  );
 }

@@ -209,3 +209,20 @@ export function contiguousEnds(batches: readonly SourceBatch[]): Map<number, num
   }
   return ends;
 }
+
+/**
+ * What retention does to a lagging reader: every record of partition 0
+ * before `before` is deleted. Through @platformatic/kafka's admin (Node 22+):
+ * kafkajs 2.2.4's deleteTopicRecords fails against this broker.
+ */
+export async function deleteBefore(topic: string, before: number): Promise<void> {
+  const { Admin } = await import('@platformatic/kafka');
+  const admin = new Admin({ clientId: 'twg-delete-records', bootstrapBrokers: kafkaBrokers() });
+  try {
+    await admin.deleteRecords({
+      topics: [{ name: topic, partitions: [{ partition: 0, offset: BigInt(before) }] }],
+    });
+  } finally {
+    await admin.close();
+  }
+}

@@ -3,24 +3,10 @@ import { kafkaBrokers, uniqueName } from '@thalweg/test-services';
 import { kafkaSource, platformaticConsumer, platformaticSupported } from '../../src/index.js';
 import { platformaticConsumerWith } from '../../src/platformatic-port.js';
 import type { PlatformaticModule } from '../../src/platformatic-load.js';
-import { assignedSource, BatchCollector, KafkaFixture, quiet } from '../helpers.js';
+import { assignedSource, BatchCollector, deleteBefore, KafkaFixture, quiet } from '../helpers.js';
 import { describeKafkaContracts } from './kafka-contracts.js';
 import { DEFAULT_OUTAGE } from '../../src/outage-bound.js';
 import { SelfAdvancingOutage } from '../self-advancing-outage.js';
-
-/** What retention does to a lagging reader: every record before `before` is deleted. */
-async function deleteBefore(topic: string, before: number): Promise<void> {
-  // kafkajs 2.2.4's deleteTopicRecords fails against this broker ("Error while deleting records").
-  const { Admin } = await import('@platformatic/kafka');
-  const admin = new Admin({ clientId: 'twg-delete-records', bootstrapBrokers: kafkaBrokers() });
-  try {
-    await admin.deleteRecords({
-      topics: [{ name: topic, partitions: [{ partition: 0, offset: BigInt(before) }] }],
-    });
-  } finally {
-    await admin.close();
-  }
-}
 
 const INJECTED = 'injected: the connection was reset';
 
