@@ -8,7 +8,7 @@
 # on the machine.
 
 # debian_install [apt-get install options...] PACKAGE...: updates the lists
-# only when they offer none of the packages named, then installs.
+# only when they lack one of the packages named, then installs.
 debian_install() {
   local lock="${TMPDIR:-/tmp}/thalweg-apt.lock" arg need_update=0
   for arg in "$@"; do
