@@ -8,6 +8,7 @@ import { kafkaBrokers, uniqueName } from '@thalweg/test-services';
 import { kafkaSource, type ConsumerFactory } from '../../src/index.js';
 import { assignedSource, groupSource, KafkaFixture, quiet } from '../helpers.js';
 import { produceExact } from './exact-producer.js';
+import { describePositionLost } from './position-lost-contract.js';
 
 const FEATURES: SourceFeatures = {
   partitions: 2,
@@ -34,8 +35,9 @@ async function seedTopic(kafka: KafkaFixture, written: readonly (readonly Writte
 }
 
 /**
- * The source contract, in both modes, over one Kafka client: every client
- * behind `ConsumerPort` passes the same suite.
+ * The source contract, in both modes, and what a position outside the log
+ * does, over one Kafka client: every client behind `ConsumerPort` passes
+ * the same suite.
  */
 export function describeKafkaContracts(client: string, factory: ConsumerFactory): void {
   const kafka = new KafkaFixture();
@@ -88,4 +90,5 @@ export function describeKafkaContracts(client: string, factory: ConsumerFactory)
       names: ['partitions'],
     }),
   });
+  describePositionLost(client, factory, kafka);
 }

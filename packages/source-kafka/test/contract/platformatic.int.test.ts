@@ -3,7 +3,7 @@ import { kafkaBrokers, uniqueName } from '@thalweg/test-services';
 import { kafkaSource, platformaticConsumer, platformaticSupported } from '../../src/index.js';
 import { platformaticConsumerWith } from '../../src/platformatic-port.js';
 import type { PlatformaticModule } from '../../src/platformatic-load.js';
-import { assignedSource, BatchCollector, deleteBefore, KafkaFixture, quiet } from '../helpers.js';
+import { assignedSource, BatchCollector, KafkaFixture, quiet } from '../helpers.js';
 import { describeKafkaContracts } from './kafka-contracts.js';
 import { DEFAULT_OUTAGE } from '../../src/outage-bound.js';
 import { SelfAdvancingOutage } from '../self-advancing-outage.js';
@@ -132,35 +132,6 @@ if (platformaticSupported()) {
     const fx = new KafkaFixture();
     beforeAll(() => fx.start());
     afterAll(() => fx.stop());
-
-    it('ends the source naming what is gone when its position lies before the log start', async () => {
-      const topic = await fx.topic(1);
-      await fx.sendNumbered(topic, 1, 0, 10);
-      await deleteBefore(topic, 6);
-      const p0 = { topic, partition: 0 };
-      const source = assignedSource({ partitions: [p0], kafka: platformaticConsumer });
-      source.seek(p0, { kind: 'log-offset', nextOffset: 2 });
-      const c = new BatchCollector(source);
-      await expect(c.until(() => false, 20_000)).rejects.toThrow(
-        `TWG_KAFKA_POSITION_LOST: ${topic}/0: position 2 is outside the log (start 6, end 10)`,
-      );
-      expect(c.batches).toEqual([]);
-      await source.close();
-    });
-
-    it('starts at the log start when nothing was sought and records were deleted', async () => {
-      const topic = await fx.topic(1);
-      await fx.sendNumbered(topic, 1, 0, 10);
-      await deleteBefore(topic, 6);
-      const source = assignedSource({
-        partitions: [{ topic, partition: 0 }],
-        kafka: platformaticConsumer,
-      });
-      const c = new BatchCollector(source);
-      await c.until((x) => x.records() >= 4);
-      expect(c.values()).toEqual(['v6', 'v7', 'v8', 'v9']);
-      await source.close();
-    });
 
     it.each(['gzip', 'snappy', 'lz4', 'zstd'] as const)(
       'reads record batches compressed with %s, keys and values as sent',
