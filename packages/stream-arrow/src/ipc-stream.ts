@@ -1,13 +1,8 @@
-import {
-  MessageHeader,
-  RecordBatchReader,
-  RecordBatchStreamWriter,
-  type RecordBatch,
-  type Schema,
-} from 'apache-arrow';
+import { MessageHeader, RecordBatchReader, type RecordBatch, type Schema } from 'apache-arrow';
 import { ArrowBatchError } from './errors.js';
 import { readIpcBatches, type DecodeOptions } from './ipc-batches.js';
 import { scanIpcStream } from './ipc-message-scan.js';
+import { writeIpcStream } from './ipc-stream-writer.js';
 
 export type { DecodeOptions } from './ipc-batches.js';
 
@@ -15,16 +10,18 @@ export type { DecodeOptions } from './ipc-batches.js';
  * One record batch per IPC stream message: a schema message, one record
  * batch, the end-of-stream marker. That is what the Zerobus Arrow path
  * ingests per call (exactly one non-empty batch), and it keeps a message
- * self-describing, so any Arrow reader decodes it alone.
+ * self-describing, so any Arrow reader decodes it alone. The bytes are
+ * apache-arrow's stream writer's, in one allocation of their own
+ * (`writeIpcStream`).
  */
-export function encodeIpcStream(batch: RecordBatch): Uint8Array {
+export function encodeIpcStream(batch: RecordBatch): Uint8Array<ArrayBuffer> {
   if (batch.numRows === 0) {
     throw new ArrowBatchError(
       'TWG_ARROW_BATCH_EMPTY',
       'a batch with no rows is not sent: sinks reject it, and it carries no record',
     );
   }
-  return RecordBatchStreamWriter.writeAll([batch]).toUint8Array(true);
+  return writeIpcStream(batch);
 }
 
 /**

@@ -1,0 +1,81 @@
+import { Message, RecordBatchStreamWriter, type RecordBatch, type Schema } from 'apache-arrow';
+import { RecordBatch as BatchHeader } from 'apache-arrow/ipc/metadata/message';
+import { VectorAssembler } from 'apache-arrow/visitor/vectorassembler';
+
+/** The stream's end: a continuation marker and a zero length. */
+const END_OF_STREAM = new Uint8Array([0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0]);
+
+/** Each schema's framed message, encoded once: a builder sends the same schema with every batch. */
+const schemaMessages = new WeakMap<Schema, Uint8Array>();
+
+/**
+ * Writes a schema message, one record batch and the end marker as one
+ * IPC stream: the same bytes as apache-arrow's `RecordBatchStreamWriter`,
+ * written straight into one allocation of the exact size (not zeroed
+ * first), where apache-arrow's writer gathers dozens of chunks, then
+ * zero-fills a buffer and copies them in. apache-arrow still lays the
+ * batch out (`VectorAssembler`) and encodes the flatbuffers.
+ *
+ * A batch with dictionary-encoded columns needs dictionary messages
+ * before it; it goes through apache-arrow's writer unchanged.
+ */
+export function writeIpcStream(batch: RecordBatch): Uint8Array<ArrayBuffer> {
+  if (batch.schema.dictionaries.size > 0) {
+    return RecordBatchStreamWriter.writeAll([batch]).toUint8Array(true) as Uint8Array<ArrayBuffer>;
+  }
+  const schema = schemaMessage(batch.schema);
+  const layout = VectorAssembler.assemble(batch);
+  const header = new BatchHeader(
+    batch.numRows,
+    layout.nodes,
+    layout.bufferRegions,
+    null,
+    layout.variadicBufferCounts,
+    batch.metadata,
+  );
+  const metadata = Message.encode(Message.from(header, layout.byteLength));
+  const framedLength = framedSize(metadata.byteLength);
+  const bodyAt = schema.byteLength + framedLength;
+  const size = bodyAt + layout.byteLength + END_OF_STREAM.byteLength;
+  // Its own ArrayBuffer (never a slice of Node's pool), so a caller may transfer it.
+  const out = new Uint8Array(Buffer.allocUnsafeSlow(size).buffer, 0, size);
+  out.set(schema, 0);
+  writeFramed(out, schema.byteLength, metadata, framedLength);
+  const buffers = layout.buffers;
+  const regions = layout.bufferRegions;
+  for (let i = 0; i < buffers.length; i++) {
+    const region = regions[i];
+    const view = buffers[i];
+    if (region === undefined || view === undefined) continue;
+    const at = bodyAt + region.offset;
+    const bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
+    out.set(bytes, at);
+    out.fill(0, at + bytes.byteLength, at + region.length);
+  }
+  out.set(END_OF_STREAM, size - END_OF_STREAM.byteLength);
+  return out;
+}
+
+function schemaMessage(schema: Schema): Uint8Array {
+  let framed = schemaMessages.get(schema);
+  if (framed === undefined) {
+    const metadata = Message.encode(Message.from(schema));
+    framed = new Uint8Array(framedSize(metadata.byteLength));
+    writeFramed(framed, 0, metadata, framed.byteLength);
+    schemaMessages.set(schema, framed);
+  }
+  return framed;
+}
+
+/** A message's metadata framed: continuation marker, length, flatbuffer, padding to 8 bytes. */
+function framedSize(metadataBytes: number): number {
+  return (metadataBytes + 8 + 7) & ~7;
+}
+
+function writeFramed(out: Uint8Array, at: number, metadata: Uint8Array, framed: number): void {
+  const view = new DataView(out.buffer, out.byteOffset + at, 8);
+  view.setInt32(0, -1, true);
+  view.setInt32(4, framed - 8, true);
+  out.set(metadata, at + 8);
+  out.fill(0, at + 8 + metadata.byteLength, at + framed);
+}
