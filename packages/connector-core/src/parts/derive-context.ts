@@ -121,11 +121,16 @@ export function recordJson(record: SourceRecord): unknown {
   } catch (error) {
     throw new Error(`offset ${record.offset}: the value is not UTF-8`, { cause: error });
   }
+  return parseJsonText(text, record.offset);
+}
+
+/** `text` parsed as JSON; text that is not throws, naming the record's offset. */
+export function parseJsonText(text: string, offset: number): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {
     throw new Error(
-      `offset ${record.offset}: the value is not JSON (${error instanceof Error ? error.message : String(error)})`,
+      `offset ${offset}: the value is not JSON (${error instanceof Error ? error.message : String(error)})`,
       { cause: error },
     );
   }

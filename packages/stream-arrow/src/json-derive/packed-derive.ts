@@ -1,6 +1,6 @@
 import {
+  PackedJson,
   packedValue,
-  recordJson,
   type PackedRecords,
   type QuarantineNote,
 } from '@thalweg/connector-core';
@@ -60,12 +60,12 @@ export class JsonDeriver {
     const payloads: Uint8Array[] = [];
     const quarantined: (QuarantineNote & { index: number })[] = [];
     const count = records.ends.length;
+    const json = new PackedJson(records);
     for (let i = 0; i < count; i++) {
       const offset = records.offsets[i] ?? 0;
-      const value = packedValue(records, i);
       let parsed: unknown;
       try {
-        parsed = recordJson({ offset, key: null, value, timestamp: 0, headers: [] });
+        parsed = json.parse(i, offset);
       } catch (error) {
         quarantined.push({ index: i, offset, reason: 'decode', detail: message(error) });
         continue;
@@ -80,7 +80,7 @@ export class JsonDeriver {
       }
       rows.push(row);
       offsets.push(offset);
-      payloads.push(value);
+      payloads.push(packedValue(records, i));
     }
     if (rows.length === 0) return { ipc: null, rows: 0, quarantined };
     const provenance =
