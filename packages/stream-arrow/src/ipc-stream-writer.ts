@@ -18,6 +18,10 @@ const schemaMessages = new WeakMap<Schema, Uint8Array>();
  *
  * A batch with dictionary-encoded columns needs dictionary messages
  * before it; it goes through apache-arrow's writer unchanged.
+ *
+ * A schema's message is encoded the first time the schema is seen and kept
+ * for as long as the schema object lives: like apache-arrow's writers, this
+ * takes a schema (its metadata included) as fixed once it has been written.
  */
 export function writeIpcStream(batch: RecordBatch): Uint8Array<ArrayBuffer> {
   if (batch.schema.dictionaries.size > 0) {
