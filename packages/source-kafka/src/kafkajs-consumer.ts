@@ -200,8 +200,7 @@ export const kafkajsConsumer: ConsumerFactory = (settings, emit) => {
     // eachBatch for it; batchSize 0 is that case and only that case.
     if (payload.batchSize !== 0) return;
     const from = { topic: payload.topic, partition: payload.partition };
-    if (positions.isLost(from)) return;
-    positions.delivered(from, BigInt(payload.lastOffset));
+    if (!positions.deliver(from, BigInt(payload.lastOffset))) return;
     const first: unknown = payload.firstOffset;
     emit({
       kind: 'filtered-batch',
@@ -237,9 +236,7 @@ export const kafkajsConsumer: ConsumerFactory = (settings, emit) => {
         partitionsConsumedConcurrently: 1,
         eachBatch: async ({ batch }) => {
           const from = { topic: batch.topic, partition: batch.partition };
-          // Read from where kafkajs reset a lost position to: never delivered.
-          if (positions.isLost(from)) return;
-          positions.delivered(from, BigInt(batch.lastOffset()));
+          if (!positions.deliver(from, BigInt(batch.lastOffset()))) return;
           onBatch({
             topic: batch.topic,
             partition: batch.partition,

@@ -26,8 +26,15 @@ export class PositionWatch {
     this.#next.set(partitionKey(p), offset);
   }
 
-  delivered(p: SourcePartition, lastOffset: bigint): void {
+  /**
+   * Takes a batch of `p` ending at `lastOffset` for delivery: false when `p`
+   * is lost (the batch was read from where kafkajs reset the position to, and
+   * is never delivered), else true, and `p` is next read after it.
+   */
+  deliver(p: SourcePartition, lastOffset: bigint): boolean {
+    if (this.isLost(p)) return false;
     this.#next.set(partitionKey(p), lastOffset + 1n);
+    return true;
   }
 
   isLost(p: SourcePartition): boolean {

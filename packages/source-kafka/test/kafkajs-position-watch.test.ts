@@ -14,6 +14,14 @@ describe('PositionWatch', () => {
     expect(watch.isLost(p)).toBe(true);
     expect(watch.isLost(q)).toBe(false);
   });
+
+  it('takes no batch of a lost partition for delivery, and every batch of the others', () => {
+    const watch = new PositionWatch();
+    expect(watch.deliver(p, 4n)).toBe(true);
+    watch.lose(p);
+    expect(watch.deliver(p, 9n)).toBe(false);
+    expect(watch.deliver(q, 9n)).toBe(true);
+  });
 });
 
 describe('positionLost', () => {
