@@ -236,42 +236,48 @@ if (platformaticSupported()) {
       await source.close();
     });
 
-    it('ends the source after a minute of damaged fetches, naming the batch', async () => {
+    /**
+     * A one-partition source over `client`, whose fault never clears: it
+     * delivers nothing and ends once the fault has lasted the outage bound,
+     * with the message `failure` gives for the topic. The outage, for more.
+     */
+    async function endsAfterOutage(
+      client: () => Promise<PlatformaticModule>,
+      failure: (topic: string) => string | RegExp,
+    ): Promise<SelfAdvancingOutage> {
       const topic = await fx.topic(1);
       await fx.sendNumbered(topic, 1, 0, 5);
       const outage = new SelfAdvancingOutage();
       const source = assignedSource({
         partitions: [{ topic, partition: 0 }],
-        kafka: platformaticConsumerWith(() => damagingClient(0, { left: Infinity }), outage),
+        kafka: platformaticConsumerWith(client, outage),
       });
       const c = new BatchCollector(source);
-      await expect(c.until(() => false, 20_000)).rejects.toThrow(
-        new RegExp(
-          `TWG_KAFKA_CONSUMER_FAILED: the Kafka consumer failed and will not restart: ${topic}/0 record batch at offset \\d+ fails its CRC-32C check`,
-        ),
-      );
+      await expect(c.until(() => false, 20_000)).rejects.toThrow(failure(topic));
       expect(c.batches).toEqual([]);
       expect(outage.time).toBeGreaterThanOrEqual(DEFAULT_OUTAGE.giveUpAfterMs);
       await source.close();
+      return outage;
+    }
+
+    it('ends the source after a minute of damaged fetches, naming the batch', async () => {
+      await endsAfterOutage(
+        () => damagingClient(0, { left: Infinity }),
+        (topic) =>
+          new RegExp(
+            `TWG_KAFKA_CONSUMER_FAILED: the Kafka consumer failed and will not restart: ${topic}/0 record batch at offset \\d+ fails its CRC-32C check`,
+          ),
+      );
     });
 
     it('rides out a minute of failed fetches, then ends the source naming the cause', async () => {
-      const topic = await fx.topic(1);
-      await fx.sendNumbered(topic, 1, 0, 5);
-      const outage = new SelfAdvancingOutage();
-      const source = assignedSource({
-        partitions: [{ topic, partition: 0 }],
-        kafka: platformaticConsumerWith(() => flakyClient({ left: Infinity }), outage),
-      });
-      const c = new BatchCollector(source);
-      await expect(c.until(() => false, 20_000)).rejects.toThrow(
-        'TWG_KAFKA_CONSUMER_FAILED: the Kafka consumer failed and will not restart: ' + INJECTED,
+      const outage = await endsAfterOutage(
+        () => flakyClient({ left: Infinity }),
+        () =>
+          'TWG_KAFKA_CONSUMER_FAILED: the Kafka consumer failed and will not restart: ' + INJECTED,
       );
-      expect(c.batches).toEqual([]);
       // Fetched again after each backoff until the failures had lasted a minute.
-      expect(outage.time).toBeGreaterThanOrEqual(DEFAULT_OUTAGE.giveUpAfterMs);
       expect(outage.waits.length).toBeGreaterThan(12);
-      await source.close();
     });
   });
 } else {
