@@ -3,7 +3,7 @@ import { RawSinkError, reasonOf } from './errors.js';
 import type { PackedBatch } from './packed-batch.js';
 import { MANIFEST_FILE, ManifestAppender } from './raw-manifest.js';
 import { commitSegment } from './segment-commit.js';
-import { packedSegmentChunks, type SegmentChunks } from './segment-codec.js';
+import { packedSegmentChunksInSlices, type SegmentChunks } from './segment-encoder.js';
 import type { SegmentFs } from './segment-fs.js';
 import { segmentName } from './segment-name.js';
 import type { FromWorker, WorkerInit } from './worker-protocol.js';
@@ -22,7 +22,15 @@ export interface SegmentLoopDeps extends Omit<WorkerInit, 'protocol'> {
   readonly take: (maxItems: number, maxBytes: number) => Promise<readonly PackedBatch[] | null>;
   /** Reports to the sink's thread (`recycle` carries buffers to transfer back). */
   readonly post: (message: FromWorker) => void;
+  /**
+   * Lets the thread's pending callbacks run, between slices of an encode
+   * (segment-encoder.ts), so the previous segment's commit goes on while
+   * the next is encoded. Default: one turn of the event loop (setImmediate).
+   */
+  readonly pause?: () => Promise<void>;
 }
+
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** How the loop ended: drained after `end`, or stopped at a segment it could not make durable. */
 export type SegmentLoopEnd = 'ended' | 'failed';
@@ -30,8 +38,10 @@ export type SegmentLoopEnd = 'ended' | 'failed';
 /**
  * The writer thread's work, double-buffered: while segment k is being made
  * durable (its write, fsyncs, rename and manifest line are IO on libuv's
- * pool), the loop takes what is queued and encodes segment k+1 (CPU). So a
- * cycle costs the larger of the two, not their sum.
+ * pool), the loop takes what is queued and encodes segment k+1 (CPU). The
+ * encode pauses between slices, so each step of k's commit is issued as soon
+ * as the one before it completes: a cycle costs the larger of the two, not
+ * their sum.
  *
  * Segment k+1 is committed only after segment k's commit resolved: its
  * temp file, rename, directory fsync and manifest line all come after
@@ -105,7 +115,12 @@ export async function runSegmentLoop(d: SegmentLoopDeps): Promise<SegmentLoopEnd
     const name = segmentName(seq);
     let segment: SegmentChunks;
     try {
-      segment = packedSegmentChunks(d.cluster, burst, d.checksums);
+      segment = await packedSegmentChunksInSlices(
+        d.cluster,
+        burst,
+        d.checksums,
+        d.pause ?? nextTurn,
+      );
     } catch (error) {
       await committing;
       fail(name, error);

@@ -31,6 +31,7 @@ async function startLoop(
   dir: string,
   batches: readonly SourceBatch[],
   onReady: () => void = () => undefined,
+  pause?: (takes: number) => Promise<void>,
 ): Promise<Loop> {
   const sink = await openSink(dir, { fs });
   await sink.close();
@@ -61,6 +62,7 @@ async function startLoop(
       return (await queue.take(items, bytes))?.map((q) => q.packed) ?? null;
     },
     post: (message) => messages.push(message),
+    ...(pause === undefined ? {} : { pause: () => pause(takes) }),
   });
   const durable = (): OffsetSpan[] => {
     const spans: OffsetSpan[] = [];
@@ -132,6 +134,46 @@ describe('the writer thread loop (segment-loop.ts)', () => {
         want.map((r) => r.offset),
       );
     }
+  });
+
+  it("pauses inside the next segment's encode, so the last segment's commit goes on meanwhile", async () => {
+    const dir = await tempDir();
+    const log: string[] = [];
+    const fs = new FaultyFs(log);
+    // Six batches of three 400 KB records: a segment of three batches is
+    // about 3.6 MB, over three slices of the encode.
+    const batches = workload(6).map((b) => ({
+      span: b.span,
+      records: b.records.map((r) => ({ ...r, value: Buffer.alloc(400_000, r.offset % 251) })),
+    }));
+    const firstTemp = '.seg-0000000000000000.1.tmp';
+    const loop = await startLoop(
+      fs,
+      dir,
+      batches,
+      () => (log.length = 0),
+      async (takes) => {
+        // Segment 1's encode (the second take) waits at its first pause
+        // until segment 0's commit has reached its fsync.
+        if (takes === 2 && !log.includes(`sync ${firstTemp}`)) {
+          await until(() => log.includes(`sync ${firstTemp}`), "segment 0's fsync");
+        }
+        log.push(`pause while encoding segment ${takes - 1}`);
+      },
+    );
+    expect(await loop.done).toBe('ended');
+    const order = log.filter((l) => l.startsWith('pause') || l.endsWith(firstTemp));
+    // Segment 0's write and fsync ran between pauses of segment 1's encode.
+    expect(order.indexOf(`sync ${firstTemp}`)).toBeLessThan(
+      order.lastIndexOf('pause while encoding segment 1'),
+    );
+    expect(order.indexOf(`write ${firstTemp}`)).toBeGreaterThan(
+      order.indexOf('pause while encoding segment 0'),
+    );
+    expect(kinds(loop.messages)).toEqual([
+      'durable seg-0000000000000000.arrow',
+      'durable seg-0000000000000001.arrow',
+    ]);
   });
 
   it('a segment that cannot be made durable stops the loop: the one before is reported, the one after never written', async () => {
