@@ -6,6 +6,8 @@ import {
   decodeIpcStream,
   decodeMessageHeader,
   encodeIpcStream,
+  frameIpcMessage,
+  IPC_MESSAGE_PREFIX,
   scanIpcStream,
 } from '@thalweg/stream-arrow';
 import { FlightError, reasonOf } from './errors.js';
@@ -22,22 +24,11 @@ import type { FlightData, FlightDescriptor } from './flight-messages.js';
  * IPC parser exists. Writing is the reverse, from stream-arrow's encoder.
  */
 
-const CONTINUATION = 0xffffffff;
-/** The marker and the length before a message's header (offsets in it are positions after them). */
-const PREFIX = 8;
 const EMPTY: Uint8Array = new Uint8Array(0);
 
 /** One FlightData as an IPC stream message: marker, length, header padded to 8, body. */
 export function ipcMessageOf(data: FlightData): Uint8Array {
-  const header = data.dataHeader.byteLength;
-  const padded = Math.ceil(header / 8) * 8;
-  const out = new Uint8Array(8 + padded + data.dataBody.byteLength);
-  const view = new DataView(out.buffer);
-  view.setUint32(0, CONTINUATION, true);
-  view.setInt32(4, padded, true);
-  out.set(data.dataHeader, 8);
-  out.set(data.dataBody, 8 + padded);
-  return out;
+  return frameIpcMessage(data.dataHeader, data.dataBody);
 }
 
 /** The first FlightData of a DoGet or DoPut stream: the schema message (and, on DoPut, the descriptor). */
@@ -110,7 +101,12 @@ export class FlightBatchReader {
     }
     const message = ipcMessageOf(data);
     this.position += message.byteLength;
-    const header = this.checked(index, () => decodeMessageHeader(data.dataHeader, PREFIX), at, 0);
+    const header = this.checked(
+      index,
+      () => decodeMessageHeader(data.dataHeader, IPC_MESSAGE_PREFIX),
+      at,
+      0,
+    );
     if (this.schemaMessage === undefined) {
       if (header.headerType !== MessageHeader.Schema) {
         this.invalid(index, at, 'the first message is not a schema');

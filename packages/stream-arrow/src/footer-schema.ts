@@ -1,5 +1,6 @@
 import { Bounds } from './message-bounds.js';
 import { ArrowBatchError } from './errors.js';
+import { frameIpcMessage } from './ipc-message-framing.js';
 
 /**
  * A schema message built around the schema of an IPC file's footer, for
@@ -20,7 +21,7 @@ import { ArrowBatchError } from './errors.js';
  * | 28–31 | padding: the footer stays 8-byte aligned                          |
  * | 32–   | the footer, padded to a multiple of 8                             |
  *
- * Returned framed (continuation marker and length), as in a stream.
+ * Returned framed (ipc-message-framing.ts), as in a stream.
  */
 const TABLE = 16;
 const FOOTER_AT = 32;
@@ -36,18 +37,14 @@ export function schemaMessageFromFooter(footer: Uint8Array, footerAt: number): U
       offset: footerAt,
     });
   }
-  const metadataLength = FOOTER_AT + Math.ceil(footer.byteLength / 8) * 8;
-  const framed = new Uint8Array(8 + metadataLength);
-  const v = new DataView(framed.buffer);
-  v.setInt32(0, -1, true);
-  v.setInt32(4, metadataLength, true);
-  const m = 8;
-  v.setUint32(m, TABLE, true);
-  [12, 12, 4, 6, 8, 0].forEach((n, i) => v.setUint16(m + 4 + 2 * i, n, true));
-  v.setInt32(m + TABLE, TABLE - 4, true);
-  v.setInt16(m + TABLE + 4, METADATA_V5, true);
-  v.setUint8(m + TABLE + 6, HEADER_SCHEMA);
-  v.setUint32(m + TABLE + 8, FOOTER_AT + schemaTable - (TABLE + 8), true);
-  framed.set(footer, m + FOOTER_AT);
-  return framed;
+  const metadata = new Uint8Array(FOOTER_AT + footer.byteLength);
+  const v = new DataView(metadata.buffer);
+  v.setUint32(0, TABLE, true);
+  [12, 12, 4, 6, 8, 0].forEach((n, i) => v.setUint16(4 + 2 * i, n, true));
+  v.setInt32(TABLE, TABLE - 4, true);
+  v.setInt16(TABLE + 4, METADATA_V5, true);
+  v.setUint8(TABLE + 6, HEADER_SCHEMA);
+  v.setUint32(TABLE + 8, FOOTER_AT + schemaTable - (TABLE + 8), true);
+  metadata.set(footer, FOOTER_AT);
+  return frameIpcMessage(metadata);
 }

@@ -28,6 +28,7 @@ export {
 } from './ipc-message-scan.js';
 export { IPC_FILE_HEAD, IPC_FILE_TAIL, ipcLayout, type IpcLayout } from './ipc-file-layout.js';
 export { schemaMessageFromFooter } from './footer-schema.js';
+export { IPC_MESSAGE_PREFIX, frameIpcMessage } from './ipc-message-framing.js';
 /** The header tags of `ScannedMessage.headerType` (apache-arrow's enum, of Message.fbs). */
 export { MessageHeader } from 'apache-arrow';
 export {

@@ -1,6 +1,7 @@
 import { MessageHeader } from 'apache-arrow';
 import { pad8, rewriteRecordBatch, type BufferRegion } from './batch-table-rewrite.js';
 import { ArrowBatchError } from './errors.js';
+import { END_OF_STREAM, framedMetadataBytes, writeFramedMetadata } from './ipc-message-framing.js';
 import type { ScannedMessage } from './ipc-message-scan.js';
 
 /**
@@ -159,21 +160,16 @@ export function compressMessage(
 export function writeIpcMessages(
   messages: readonly { readonly metadata: Uint8Array; readonly body: Uint8Array }[],
 ): Uint8Array {
-  let total = 8;
-  for (const m of messages) total += 8 + pad8(m.metadata.byteLength) + m.body.byteLength;
+  let total = END_OF_STREAM.byteLength;
+  for (const m of messages) total += framedMetadataBytes(m.metadata.byteLength) + m.body.byteLength;
   const out = new Uint8Array(total);
-  const view = new DataView(out.buffer);
   let at = 0;
   for (const m of messages) {
-    const length = pad8(m.metadata.byteLength);
-    view.setInt32(at, -1, true);
-    view.setInt32(at + 4, length, true);
-    out.set(m.metadata, at + 8);
-    at += 8 + length;
+    at = writeFramedMetadata(out, at, m.metadata);
     out.set(m.body, at);
     at += m.body.byteLength;
   }
-  view.setInt32(at, -1, true);
+  out.set(END_OF_STREAM, at);
   return out;
 }
 

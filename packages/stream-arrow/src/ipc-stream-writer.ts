@@ -1,9 +1,12 @@
 import { Message, RecordBatchStreamWriter, type RecordBatch, type Schema } from 'apache-arrow';
 import { RecordBatch as BatchHeader } from 'apache-arrow/ipc/metadata/message';
 import { VectorAssembler } from 'apache-arrow/visitor/vectorassembler';
-
-/** The stream's end: a continuation marker and a zero length. */
-const END_OF_STREAM = new Uint8Array([0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0]);
+import {
+  END_OF_STREAM,
+  frameIpcMessage,
+  framedMetadataBytes,
+  writeFramedMetadata,
+} from './ipc-message-framing.js';
 
 /** Each schema's framed message, encoded once: a builder sends the same schema with every batch. */
 const schemaMessages = new WeakMap<Schema, Uint8Array>();
@@ -38,13 +41,12 @@ export function writeIpcStream(batch: RecordBatch): Uint8Array<ArrayBuffer> {
     batch.metadata,
   );
   const metadata = Message.encode(Message.from(header, layout.byteLength));
-  const framedLength = framedSize(metadata.byteLength);
-  const bodyAt = schema.byteLength + framedLength;
+  const bodyAt = schema.byteLength + framedMetadataBytes(metadata.byteLength);
   const size = bodyAt + layout.byteLength + END_OF_STREAM.byteLength;
   // Its own ArrayBuffer (never a slice of Node's pool), so a caller may transfer it.
   const out = new Uint8Array(Buffer.allocUnsafeSlow(size).buffer, 0, size);
   out.set(schema, 0);
-  writeFramed(out, schema.byteLength, metadata, framedLength);
+  writeFramedMetadata(out, schema.byteLength, metadata);
   const buffers = layout.buffers;
   const regions = layout.bufferRegions;
   for (let i = 0; i < buffers.length; i++) {
@@ -63,23 +65,8 @@ export function writeIpcStream(batch: RecordBatch): Uint8Array<ArrayBuffer> {
 function schemaMessage(schema: Schema): Uint8Array {
   let framed = schemaMessages.get(schema);
   if (framed === undefined) {
-    const metadata = Message.encode(Message.from(schema));
-    framed = new Uint8Array(framedSize(metadata.byteLength));
-    writeFramed(framed, 0, metadata, framed.byteLength);
+    framed = frameIpcMessage(Message.encode(Message.from(schema)));
     schemaMessages.set(schema, framed);
   }
   return framed;
-}
-
-/** A message's metadata framed: continuation marker, length, flatbuffer, padding to 8 bytes. */
-function framedSize(metadataBytes: number): number {
-  return (metadataBytes + 8 + 7) & ~7;
-}
-
-function writeFramed(out: Uint8Array, at: number, metadata: Uint8Array, framed: number): void {
-  const view = new DataView(out.buffer, out.byteOffset + at, 8);
-  view.setInt32(0, -1, true);
-  view.setInt32(4, framed - 8, true);
-  out.set(metadata, at + 8);
-  out.fill(0, at + 8 + metadata.byteLength, at + framed);
 }
