@@ -37,9 +37,10 @@ export const COMPRESSION = 0x07;
 const BATCH_HEAD = 61;
 /** The first offset and the length field: the batch length counts from after them. */
 const LENGTH_END = 12;
-/** Where a batch's CRC-32C lies, and where the bytes it covers begin (its attributes, to the batch's end). */
+/** Where a batch's CRC-32C lies. */
 const CRC_AT = 17;
-const CRC_FROM = 21;
+/** Where the attributes lie: the CRC covers the bytes from there to the batch's end. */
+const ATTRIBUTES_AT = 21;
 
 function corrupt(where: BatchSource, offset: bigint | number, reason: string): KafkaSourceError {
   return new KafkaSourceError(
@@ -96,11 +97,11 @@ export function recordBatchesOf(bytes: Buffer, where: BatchSource): RecordBatchV
       );
     }
     const said = bytes.readUInt32BE(at + CRC_AT);
-    const found = crc32c(bytes.subarray(at + CRC_FROM, end)) >>> 0;
+    const found = crc32c(bytes.subarray(at + ATTRIBUTES_AT, end)) >>> 0;
     if (found !== said) throw new BatchChecksumMismatch(where, firstOffset, said, found);
     batches.push({
       firstOffset,
-      attributes: bytes.readInt16BE(at + 21),
+      attributes: bytes.readInt16BE(at + ATTRIBUTES_AT),
       lastOffsetDelta: bytes.readInt32BE(at + 23),
       firstTimestamp: bytes.readBigInt64BE(at + 27),
       maxTimestamp: bytes.readBigInt64BE(at + 35),
