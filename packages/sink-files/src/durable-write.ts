@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { retrying, type RetryPolicy } from '@thalweg/connector-core';
 import { diskFullCode, RawSinkError, reasonOf } from './errors.js';
+import type { EarlyAttempt } from './early-attempt.js';
 import type { SegmentFs } from './segment-fs.js';
 import { tempName } from './segment-name.js';
 
@@ -14,7 +15,9 @@ export interface DurableWriteDeps {
 
 /**
  * Makes `segment` the durable segment `name` (flush-close): write a temp file,
- * fsync it, close it, rename it into place, fsync the directory. Only when
+ * fsync it, close it, rename it into place, fsync the directory. With
+ * `early`, attempt 1's temp file was created, and written in part, while the
+ * segment was encoded: the attempt writes the chunks still missing. Only when
  * all five succeeded is the segment durable; the caller confirms nothing
  * before this resolves.
  *
@@ -38,6 +41,7 @@ export async function writeSegmentDurably(
   sequence: number,
   name: string,
   segment: readonly Uint8Array[],
+  early?: EarlyAttempt,
 ): Promise<void> {
   const { fs, dir, retry } = deps;
   const target = join(dir, name);
@@ -49,9 +53,11 @@ export async function writeSegmentDurably(
         attempts = attempt;
         const temp = join(dir, tempName(sequence, attempt));
         try {
-          const file = await fs.create(temp);
+          // Attempt 1 may have begun while the segment was encoded (early-attempt.ts).
+          const begun = attempt === 1 && early !== undefined ? early.take() : null;
+          const file = begun?.file ?? (await fs.create(temp));
           try {
-            await file.write(segment);
+            await file.write(begun === null ? segment : segment.slice(begun.written));
             await file.sync();
           } catch (error) {
             await file.close().catch(() => undefined); // the write's error is the one to report

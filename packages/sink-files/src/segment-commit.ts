@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { writeSegmentDurably, type DurableWriteDeps } from './durable-write.js';
+import type { EarlyAttempt } from './early-attempt.js';
 import { RawSinkError, reasonOf } from './errors.js';
 import type { ManifestAppender, ManifestBatch } from './raw-manifest.js';
 import type { SegmentChunks } from './segment-codec.js';
@@ -23,8 +24,9 @@ export async function commitSegment(
   name: string,
   segment: SegmentChunks,
   batches: readonly ManifestBatch[],
+  early?: EarlyAttempt,
 ): Promise<void> {
-  await writeSegmentDurably(deps, sequence, name, segment.chunks);
+  await writeSegmentDurably(deps, sequence, name, segment.chunks, early);
   try {
     await manifest.append({ sequence, file: name, layout: segment.layout, batches });
   } catch (error) {

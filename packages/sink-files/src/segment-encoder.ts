@@ -97,7 +97,8 @@ export function packedSegmentChunks(
 /**
  * `packedSegmentChunks` in slices, for a thread that has other work to let
  * through: after each slice of about `sliceBytes` encoded, it awaits
- * `pause()`. The writer thread encodes segment k+1 while segment k is made
+ * `pause(chunks)`, given the chunks encoded so far (the writer thread
+ * writes them to the segment's temp file as they come: early-attempt.ts). The writer thread encodes segment k+1 while segment k is made
  * durable, and each step of that commit (write, fsync, close, rename,
  * directory fsync, manifest line) needs the thread to issue the next: an
  * encode that held the thread for its whole length (tens of milliseconds
@@ -109,7 +110,7 @@ export async function packedSegmentChunksInSlices(
   cluster: string,
   batches: readonly PackedBatch[],
   checksums: boolean,
-  pause: () => Promise<void>,
+  pause: (chunks: readonly Uint8Array[]) => Promise<void>,
   sliceBytes = SLICE_BYTES,
 ): Promise<SegmentChunks> {
   const encoder = new SegmentEncoder(cluster, checksums);
@@ -117,7 +118,7 @@ export async function packedSegmentChunksInSlices(
   for (const b of batches) {
     encoder.add(b.span, envelopeData(b));
     if (encoder.bytes >= sliceEnd) {
-      await pause();
+      await pause(encoder.chunks);
       sliceEnd = encoder.bytes + sliceBytes;
     }
   }
@@ -159,6 +160,11 @@ class SegmentEncoder {
     private readonly checksums: boolean,
   ) {
     this.writer.reset(this.sink, this.schema);
+  }
+
+  /** The chunks encoded so far, in file order (the array grows as batches are added). */
+  get chunks(): readonly Uint8Array[] {
+    return this.sink.chunks;
   }
 
   /** Bytes encoded so far. */

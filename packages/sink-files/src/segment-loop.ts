@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { EarlyAttempt } from './early-attempt.js';
 import { RawSinkError, reasonOf } from './errors.js';
 import type { PackedBatch } from './packed-batch.js';
 import { MANIFEST_FILE, ManifestAppender } from './raw-manifest.js';
@@ -23,11 +24,14 @@ export interface SegmentLoopDeps extends Omit<WorkerInit, 'protocol'> {
   /** Reports to the sink's thread (`recycle` carries buffers to transfer back). */
   readonly post: (message: FromWorker) => void;
   /**
-   * Lets the thread's pending callbacks run, between slices of an encode
-   * (segment-encoder.ts), so the previous segment's commit goes on while
-   * the next is encoded. Default: one turn of the event loop (setImmediate).
+   * Runs between slices of an encode (segment-encoder.ts), after the slice
+   * is written to the segment's temp file, so the thread's pending callbacks
+   * run and the previous segment's commit goes on while the next is
+   * encoded. Default: one turn of the event loop (setImmediate).
    */
   readonly pause?: () => Promise<void>;
+  /** Bytes encoded between two pauses; default SLICE_BYTES (1 MiB). */
+  readonly sliceBytes?: number;
 }
 
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -41,17 +45,18 @@ export type SegmentLoopEnd = 'ended' | 'failed';
  * pool), the loop takes what is queued and encodes segment k+1 (CPU). The
  * encode pauses between slices, so each step of k's commit is issued as soon
  * as the one before it completes: a cycle costs the larger of the two, not
- * their sum.
+ * their sum. Each slice is written to k+1's temp file as it is encoded
+ * (early-attempt.ts), so the disk takes k+1's bytes during k's fsync.
  *
  * Segment k+1 is committed only after segment k's commit resolved: its
- * temp file, rename, directory fsync and manifest line all come after
+ * fsync, rename, directory fsync and manifest line all come after
  * segment k's manifest line is fsynced, and its `durable` report after
  * segment k's. At most two segments are held: one committing, one encoded.
  *
  * A segment that cannot be encoded or made durable stops the loop: the
  * segment before it still finishes its commit and is reported (it is
  * durable), then `failed` names the file; the segment after it was encoded
- * only, never written, and is dropped with its batches unconfirmed.
+ * and never committed: its temp file is removed, its batches unconfirmed.
  */
 export async function runSegmentLoop(d: SegmentLoopDeps): Promise<SegmentLoopEnd> {
   const manifest = await ManifestAppender.open(d.fs, join(d.dir, MANIFEST_FILE));
@@ -74,8 +79,12 @@ export async function runSegmentLoop(d: SegmentLoopDeps): Promise<SegmentLoopEnd
     name: string,
     segment: SegmentChunks,
     burst: readonly PackedBatch[],
+    early: EarlyAttempt,
   ): Promise<void> => {
-    if (state.failed) return;
+    if (state.failed) {
+      await early.abandon();
+      return;
+    }
     try {
       await commitSegment(
         {
@@ -90,6 +99,7 @@ export async function runSegmentLoop(d: SegmentLoopDeps): Promise<SegmentLoopEnd
         name,
         segment,
         burst.map((b) => ({ span: b.span, records: b.count })),
+        early,
       );
     } catch (error) {
       fail(name, error);
@@ -114,20 +124,27 @@ export async function runSegmentLoop(d: SegmentLoopDeps): Promise<SegmentLoopEnd
     const seq = sequence++;
     const name = segmentName(seq);
     let segment: SegmentChunks;
+    // The segment's temp file is written slice by slice as it is encoded.
+    const early = await EarlyAttempt.begin(d.fs, d.dir, seq);
     try {
       segment = await packedSegmentChunksInSlices(
         d.cluster,
         burst,
         d.checksums,
-        d.pause ?? nextTurn,
+        async (chunks) => {
+          await early.write(chunks);
+          await (d.pause ?? nextTurn)();
+        },
+        d.sliceBytes,
       );
     } catch (error) {
+      await early.abandon();
       await committing;
       fail(name, error);
       break;
     }
     const previous = committing;
-    committing = previous.then(() => commit(seq, name, segment, burst));
+    committing = previous.then(() => commit(seq, name, segment, burst, early));
     await previous;
   }
   await committing;

@@ -85,15 +85,16 @@ export type CrashRun = (
 ) => Promise<Run>;
 
 /**
- * Runs the 60-batch workload once to count its crash points, then once per
- * point with the power cut there, and audits what each crash left.
+ * Runs the workload (by default the 60-batch one) once to count its crash
+ * points, then once per point with the power cut there, and audits what
+ * each crash left.
  */
 export async function sweep(
   runUntilCrash: CrashRun,
   survival: Survival,
   skip: NonNullable<PowerLossOptions['skip']> = {},
+  batches: readonly SourceBatch[] = workload(60),
 ): Promise<{ points: number; failing: string[] }> {
-  const batches = workload(60);
   const full = await runUntilCrash(await tempDir(), batches, { skip });
   const failing: string[] = [];
   for (let at = 1; at <= full.operations; at++) {
