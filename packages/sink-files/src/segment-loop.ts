@@ -4,7 +4,7 @@ import { RawSinkError, reasonOf } from './errors.js';
 import type { PackedBatch } from './packed-batch.js';
 import { MANIFEST_FILE, ManifestAppender } from './raw-manifest.js';
 import { commitSegment } from './segment-commit.js';
-import { packedSegmentChunksInSlices, type SegmentChunks } from './segment-encoder.js';
+import { packedSegmentChunksInSlices, SLICE_BYTES, type SegmentChunks } from './segment-encoder.js';
 import type { SegmentFs } from './segment-fs.js';
 import { segmentName } from './segment-name.js';
 import type { FromWorker, WorkerInit } from './worker-protocol.js';
@@ -21,6 +21,8 @@ export interface SegmentLoopDeps extends Omit<WorkerInit, 'protocol'> {
    * drained.
    */
   readonly take: (maxItems: number, maxBytes: number) => Promise<readonly PackedBatch[] | null>;
+  /** What is queued now, within the bounds, without waiting: maybe nothing. */
+  readonly takeReady: (maxItems: number, maxBytes: number) => readonly PackedBatch[];
   /** Reports to the sink's thread (`recycle` carries buffers to transfer back). */
   readonly post: (message: FromWorker) => void;
   /**
@@ -46,7 +48,10 @@ export type SegmentLoopEnd = 'ended' | 'failed';
  * encode pauses between slices, so each step of k's commit is issued as soon
  * as the one before it completes: a cycle costs the larger of the two, not
  * their sum. Each slice is written to k+1's temp file as it is encoded
- * (early-attempt.ts), so the disk takes k+1's bytes during k's fsync.
+ * (early-attempt.ts), so the disk takes k+1's bytes during k's fsync. A
+ * burst of less than a slice waits for k's commit instead, and takes what
+ * came meanwhile with it: a segment that small gains nothing from being
+ * encoded early, and on its own would cost a whole round of fsyncs.
  *
  * Segment k+1 is committed only after segment k's commit resolved: its
  * fsync, rename, directory fsync and manifest line all come after
@@ -61,8 +66,14 @@ export type SegmentLoopEnd = 'ended' | 'failed';
 export async function runSegmentLoop(d: SegmentLoopDeps): Promise<SegmentLoopEnd> {
   const manifest = await ManifestAppender.open(d.fs, join(d.dir, MANIFEST_FILE));
   let sequence = d.nextSequence;
-  /** Set by the first segment that fails (a commit settles it while the loop takes the next). */
-  const state = { failed: false };
+  /**
+   * `failed`: set by the first segment that fails (a commit settles it while
+   * the loop takes the next); `committing`: a commit is under way.
+   */
+  const state = { failed: false, committing: false };
+  // Read through functions: a commit changes them while the loop awaits.
+  const failed = (): boolean => state.failed;
+  const commitUnderWay = (): boolean => state.committing;
   const fail = (name: string, error: unknown): void => {
     if (state.failed) return;
     state.failed = true;
@@ -116,11 +127,26 @@ export async function runSegmentLoop(d: SegmentLoopDeps): Promise<SegmentLoopEnd
     });
   };
 
-  /** Segment k's commit while k+1 is taken and encoded. */
+  /** Segment k's commit while k+1 is taken and encoded (it never rejects: `fail` takes its error). */
   let committing: Promise<void> = Promise.resolve();
-  while (!state.failed) {
-    const burst = await d.take(d.maxBatchesPerSegment, d.maxSegmentBytes);
+  const slice = d.sliceBytes ?? SLICE_BYTES;
+  while (!failed()) {
+    let burst = await d.take(d.maxBatchesPerSegment, d.maxSegmentBytes);
     if (burst === null) break;
+    const bytes = burst.reduce((n, b) => n + b.bytes, 0);
+    if (commitUnderWay() && bytes < slice) {
+      // Less than a slice while segment k commits: wait for that commit and
+      // take what came meanwhile too. This segment's commit could not begin
+      // sooner, and a segment of a batch or two would cost a whole round of
+      // fsyncs (after the source waited on a full lane, the first batch it
+      // sends would otherwise make a segment of its own).
+      await committing;
+      if (failed()) break;
+      burst = [
+        ...burst,
+        ...d.takeReady(d.maxBatchesPerSegment - burst.length, d.maxSegmentBytes - bytes),
+      ];
+    }
     const seq = sequence++;
     const name = segmentName(seq);
     let segment: SegmentChunks;
@@ -144,7 +170,12 @@ export async function runSegmentLoop(d: SegmentLoopDeps): Promise<SegmentLoopEnd
       break;
     }
     const previous = committing;
-    committing = previous.then(() => commit(seq, name, segment, burst, early));
+    const taken = burst;
+    committing = previous.then(async () => {
+      state.committing = true;
+      await commit(seq, name, segment, taken, early);
+      state.committing = false;
+    });
     await previous;
   }
   await committing;

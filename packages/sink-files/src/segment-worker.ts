@@ -64,6 +64,7 @@ void runSegmentLoop({
   fs: nodeSegmentFs,
   take: async (maxItems, maxBytes) =>
     (await queue.take(maxItems, maxBytes))?.map((q) => q.packed) ?? null,
+  takeReady: (maxItems, maxBytes) => queue.takeReady(maxItems, maxBytes).map((q) => q.packed),
   post: (message) =>
     port.postMessage(message, message.type === 'recycle' ? [...message.buffers] : []),
 }).then((end) => {

@@ -1,3 +1,4 @@
+import { readdir } from 'node:fs/promises';
 import { waitFor } from '@thalweg/test-services';
 import { describe, expect, it } from 'vitest';
 import { SubmitQueue, type OffsetSpan, type SourceBatch } from '@thalweg/connector-core';
@@ -18,35 +19,52 @@ interface Loop {
   readonly takes: () => number;
   /** The spans of the batches the loop reported durable, in the order it reported them. */
   readonly durable: () => OffsetSpan[];
+  /** Hands the loop one more batch (a loop started with `open`). */
+  readonly push: (batch: SourceBatch) => void;
+  /** Ends the queue (a loop started with `open`). */
+  readonly end: () => void;
+  /** Batches queued, not yet taken by the loop. */
+  readonly queued: () => number;
+}
+
+interface LoopOptions {
+  /** Runs before the loop starts, after the directory is set up. */
+  readonly onReady?: () => void;
+  /** The loop's pause between slices, given how many takes there were. */
+  readonly pause?: (takes: number) => Promise<void>;
+  readonly sliceBytes?: number;
+  /** Leaves the queue open, for the test to push more and end it. */
+  readonly open?: boolean;
 }
 
 /**
  * The writer thread's loop in this thread, on `fs`: `batches` are queued up
- * front (as a busy sink's thread hands them over) and the queue ended, over
- * a directory a sink opened and closed (its manifest begun); `onReady`
- * runs then, before the loop starts. Three batches make a segment.
+ * front (as a busy sink's thread hands them over) and the queue ended
+ * (unless `open`), over a directory a sink opened and closed (its manifest
+ * begun). At most three batches make a segment.
  */
 async function startLoop(
   fs: SegmentFs,
   dir: string,
   batches: readonly SourceBatch[],
-  onReady: () => void = () => undefined,
-  pause?: (takes: number) => Promise<void>,
-  sliceBytes?: number,
+  options: LoopOptions = {},
 ): Promise<Loop> {
+  const { pause, sliceBytes } = options;
   const sink = await openSink(dir, { fs });
   await sink.close();
-  onReady();
+  options.onReady?.();
   const packer = new BatchPacker(CLUSTER, new BufferPool(64 * 1024 * 1024));
   const queue = new SubmitQueue<{ packed: PackedBatch; bytes: number }>({
     maxItems: Number.MAX_SAFE_INTEGER,
     maxBytes: Number.POSITIVE_INFINITY,
   });
-  for (const b of batches) {
+  const sent = [...batches];
+  const push = (b: SourceBatch) => {
     const packed = packer.pack(b).batch;
     void queue.push({ packed, bytes: packed.bytes });
-  }
-  queue.end();
+  };
+  batches.forEach(push);
+  if (options.open !== true) queue.end();
   const messages: FromWorker[] = [];
   let takes = 0;
   const done = runSegmentLoop({
@@ -62,6 +80,7 @@ async function startLoop(
       takes++;
       return (await queue.take(items, bytes))?.map((q) => q.packed) ?? null;
     },
+    takeReady: (items, bytes) => queue.takeReady(items, bytes).map((q) => q.packed),
     post: (message) => messages.push(message),
     ...(pause === undefined ? {} : { pause: () => pause(takes) }),
     ...(sliceBytes === undefined ? {} : { sliceBytes }),
@@ -70,11 +89,22 @@ async function startLoop(
     const spans: OffsetSpan[] = [];
     for (const m of messages) {
       if (m.type !== 'durable') continue;
-      spans.push(...batches.slice(spans.length, spans.length + m.batches).map((b) => b.span));
+      spans.push(...sent.slice(spans.length, spans.length + m.batches).map((b) => b.span));
     }
     return spans;
   };
-  return { done, messages, takes: () => takes, durable };
+  return {
+    done,
+    messages,
+    takes: () => takes,
+    durable,
+    push: (b) => {
+      sent.push(b);
+      push(b);
+    },
+    end: () => queue.end(),
+    queued: () => queue.size.items,
+  };
 }
 
 /**
@@ -101,7 +131,11 @@ describe('the writer thread loop (segment-loop.ts)', () => {
     const fs = new FaultyFs();
     const batches = workload(9);
     let release = (): void => undefined;
-    const loop = await startLoop(fs, dir, batches, () => (release = held(fs)));
+    // Slices of 1 byte: no segment is under a slice, so none waits for the one before.
+    const loop = await startLoop(fs, dir, batches, {
+      onReady: () => (release = held(fs)),
+      sliceBytes: 1,
+    });
     // Segment 0's fsync is held: the loop has taken segment 1 to encode,
     // and not segment 2 (one committing, one encoded, no more).
     await until(
@@ -110,10 +144,10 @@ describe('the writer thread loop (segment-loop.ts)', () => {
     );
     expect(await settled(loop.done)).toBe(false);
     expect(loop.takes()).toBe(2);
-    // Segment 1's temp file is begun (early-attempt.ts), nothing of it made durable.
-    expect(fs.log.filter((l) => l.includes('seg-0000000000000001'))).toEqual([
-      'create .seg-0000000000000001.1.tmp',
-    ]);
+    // Segment 1's temp file is begun and written (early-attempt.ts), nothing of it made durable.
+    const segment1 = fs.log.filter((l) => l.includes('seg-0000000000000001'));
+    expect(segment1[0]).toBe('create .seg-0000000000000001.1.tmp');
+    expect(segment1.every((l) => /^(create|write) /.test(l))).toBe(true);
     expect(loop.messages).toEqual([]);
     release();
     expect(await loop.done).toBe('ended');
@@ -155,12 +189,9 @@ describe('the writer thread loop (segment-loop.ts)', () => {
       records: b.records.map((r) => ({ ...r, value: Buffer.alloc(400_000, r.offset % 251) })),
     }));
     const firstTemp = '.seg-0000000000000000.1.tmp';
-    const loop = await startLoop(
-      fs,
-      dir,
-      batches,
-      () => (log.length = 0),
-      async (takes) => {
+    const loop = await startLoop(fs, dir, batches, {
+      onReady: () => (log.length = 0),
+      pause: async (takes) => {
         // Segment 1's encode (the second take) waits at its first pause
         // until segment 0's commit has reached its fsync.
         if (takes === 2 && !log.includes(`sync ${firstTemp}`)) {
@@ -168,7 +199,7 @@ describe('the writer thread loop (segment-loop.ts)', () => {
         }
         log.push(`pause while encoding segment ${takes - 1}`);
       },
-    );
+    });
     expect(await loop.done).toBe('ended');
     const order = log.filter((l) => l.startsWith('pause') || l.endsWith(firstTemp));
     // Segment 0's fsync ran between pauses of segment 1's encode.
@@ -185,11 +216,38 @@ describe('the writer thread loop (segment-loop.ts)', () => {
     ]);
   });
 
+  it('a burst under a slice waits for the commit before it, and takes what came meanwhile', async () => {
+    const dir = await tempDir();
+    const fs = new FaultyFs();
+    const [b0, b1, b2, b3, b4] = workload(5) as [SourceBatch, ...SourceBatch[]];
+    let release = (): void => undefined;
+    const loop = await startLoop(fs, dir, [b0], {
+      onReady: () => (release = held(fs)),
+      open: true,
+    });
+    await until(() => fs.calls.get('sync') === 1, "segment 0's fsync held");
+    // Segment 0 commits (its fsync held); the loop takes b1 alone, a few
+    // hundred bytes, and waits for that commit rather than encode it.
+    loop.push(b1!);
+    await until(() => loop.queued() === 0, 'b1 taken');
+    loop.push(b2!);
+    loop.push(b3!);
+    loop.push(b4!);
+    loop.end();
+    release();
+    expect(await loop.done).toBe('ended');
+    // Segment 1 holds b1 and what came while segment 0 committed, up to
+    // three batches; b4 makes segment 2.
+    const sizes = loop.messages.flatMap((m) => (m.type === 'durable' ? [m.batches] : []));
+    expect(sizes).toEqual([1, 3, 1]);
+    expect(loop.durable()).toEqual([b0, b1, b2, b3, b4].map((b) => b!.span));
+  });
+
   it('a segment that cannot be made durable stops the loop: the one before is reported, the one after never committed', async () => {
     const dir = await tempDir();
     const fs = new FaultyFs();
     let release = (): void => undefined;
-    const loop = await startLoop(fs, dir, workload(9), () => (release = held(fs)));
+    const loop = await startLoop(fs, dir, workload(9), { onReady: () => (release = held(fs)) });
     await until(
       () => fs.calls.get('sync') === 1 && loop.takes() === 2,
       "segment 0's fsync held and segment 1 taken",
@@ -205,12 +263,32 @@ describe('the writer thread loop (segment-loop.ts)', () => {
       `failed ${dir}/seg-0000000000000001.arrow`,
     ]);
     expect(loop.durable()).toHaveLength(3);
-    // Segment 2 was encoded, its temp file begun, then removed: never committed.
-    expect(fs.log.filter((l) => l.includes('seg-0000000000000002'))).toEqual([
-      'create .seg-0000000000000002.1.tmp',
-      'close .seg-0000000000000002.1.tmp',
-      'remove .seg-0000000000000002.1.tmp',
+    // Segment 2, under a slice, waited for segment 1's commit, which failed: never begun.
+    expect(fs.log.filter((l) => l.includes('seg-0000000000000002'))).toEqual([]);
+  });
+
+  it('the segment encoded beside a commit that fails is never committed: its temp file is removed', async () => {
+    const dir = await tempDir();
+    const fs = new FaultyFs();
+    // Segment 0's rename fails through both attempts. Slices of 1 byte: segment
+    // 1 is encoded (and its temp file written) beside segment 0's commit.
+    const loop = await startLoop(fs, dir, workload(9), {
+      onReady: () => fs.fail('rename', 2),
+      sliceBytes: 1,
+    });
+    expect(await loop.done).toBe('failed');
+    expect(kinds(loop.messages)).toEqual([
+      `retry ${dir}/seg-0000000000000000.arrow`,
+      `failed ${dir}/seg-0000000000000000.arrow`,
     ]);
+    const segment1 = fs.log.filter((l) => l.includes('seg-0000000000000001'));
+    expect(segment1[0]).toBe('create .seg-0000000000000001.1.tmp');
+    expect(segment1.slice(-2)).toEqual([
+      'close .seg-0000000000000001.1.tmp',
+      'remove .seg-0000000000000001.1.tmp',
+    ]);
+    expect(segment1.every((l) => /^(create|write|close|remove) /.test(l))).toBe(true);
+    expect(await readdir(dir)).not.toContain('.seg-0000000000000001.1.tmp');
   });
 });
 
@@ -225,7 +303,9 @@ const loopUntilCrash =
     const fs = new PowerLossFs(options);
     let acknowledged: readonly OffsetSpan[] = [];
     try {
-      const loop = await startLoop(fs, dir, batches, undefined, undefined, sliceBytes);
+      const loop = await startLoop(fs, dir, batches, {
+        ...(sliceBytes === undefined ? {} : { sliceBytes }),
+      });
       await loop.done.catch(() => undefined);
       acknowledged = loop.durable();
     } catch {
