@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { uniqueName } from '@thalweg/test-services';
+import { Changes, uniqueName } from '@thalweg/test-services';
 import type { AssignmentEvent } from '@thalweg/connector-core';
 import {
   type CommitOffset,
@@ -49,6 +49,7 @@ class Member {
     groupId: string,
     sent: Sent[],
     client: ConsumerFactory,
+    private readonly changes: Changes,
   ) {
     const recording: ConsumerFactory = (settings, events) => {
       const port = client(settings, events);
@@ -68,6 +69,7 @@ class Member {
         if (event.kind === 'assigned') this.owned.add(p.partition);
         else this.owned.delete(p.partition);
       }
+      changes.poke();
     });
     this.loop = this.run(topic);
   }
@@ -84,6 +86,7 @@ class Member {
       const p = batch.span.partition;
       for (const r of batch.records) this.values.add(text(r.value));
       this.consumedEnd.set(p, Math.max(this.consumedEnd.get(p) ?? 0, batch.span.end));
+      this.changes.poke();
       // The position is committed a little later, as after a durable write:
       // by then the partition may have moved to another member.
       commits.push(
@@ -112,21 +115,50 @@ describe.each(CLIENTS)('KafkaGroupSource rebalancing over $name', ({ factory }) 
       }
     })();
 
-    const a = new Member('member-a', topic, groupId, sent, factory);
-    await sleep(800);
-    const b = new Member('member-b', topic, groupId, sent, factory);
-    await sleep(800);
-    const c = new Member('member-c', topic, groupId, sent, factory);
-    await sleep(1_200);
+    // Each member joins once the group has settled on the members before it,
+    // while records keep coming: the member before it then loses partitions
+    // with delayed commits for them still to come. Waiting on the assignments
+    // (not on a clock) keeps the joins apart however slowly the group settles.
+    const changes = new Changes();
+    const JOIN_MS = 25_000;
+    const members: Member[] = [];
+    const settled = (): boolean => {
+      const owned = members.map((m) => [...m.owned]);
+      const all = owned.flat().sort((x, y) => x - y);
+      return (
+        owned.every((o) => o.length > 0) &&
+        all.length === partitions &&
+        all.every((p, i) => p === i)
+      );
+    };
+    const ownership = (): string =>
+      `the group to split ${String(partitions)} partitions among ${String(members.length)} members (` +
+      members.map((m) => `${m.name}: [${[...m.owned].join(',')}]`).join('; ') +
+      ')';
+    for (const name of ['member-a', 'member-b', 'member-c']) {
+      const member = new Member(name, topic, groupId, sent, factory, changes);
+      members.push(member);
+      await changes.until(settled, ownership, JOIN_MS);
+      await changes.until(
+        () => member.consumedEnd.size > 0,
+        `${name} to read a batch of what it owns`,
+        JOIN_MS,
+      );
+    }
     run.producing = false;
     await producer;
-    const members = [a, b, c];
+    const [a, b, c] = members as [Member, Member, Member];
 
     const expected = Array.from({ length: produced }, (_, i) => `v${i}`);
     const union = () => new Set(members.flatMap((m) => [...m.values]));
-    for (let i = 0; i < 150 && expected.some((v) => !union().has(v)); i++) await sleep(100);
+    const missing = () => expected.filter((v) => !union().has(v));
+    await changes.until(
+      () => missing().length === 0,
+      () => `every produced record to reach a member (${String(missing().length)} missing)`,
+      15_000,
+    );
     // Nothing lost: every produced record reached some member (duplicates allowed).
-    expect(expected.filter((v) => !union().has(v))).toEqual([]);
+    expect(missing()).toEqual([]);
 
     // Every member saw at least one rebalance after its first assignment, and
     // the three final assignments partition the topic.
@@ -172,7 +204,7 @@ describe.each(CLIENTS)('KafkaGroupSource rebalancing over $name', ({ factory }) 
         0,
       ),
     );
-  });
+  }, 120_000);
 
   it('purges queued batches of revoked partitions, yields none after revoked, and drops a late commit', async () => {
     const topic = await fx.topic(3);

@@ -65,9 +65,11 @@ export class Changes {
   /**
    * Resolves once `cond()` holds: checked at once, then on every `poke()`.
    * Rejects with `timed out after <timeoutMs> ms waiting for <what>` when no
-   * poke made it hold within `timeoutMs`, or with the error `cond` threw.
+   * poke made it hold within `timeoutMs`, or with the error `cond` threw. A
+   * function `what` is asked only at the timeout, so it can say where things
+   * stood.
    */
-  until(cond: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  until(cond: () => boolean, what: string | (() => string), timeoutMs = 10_000): Promise<void> {
     if (cond()) return Promise.resolve();
     return new Promise((resolve, reject) => {
       const settle = (outcome: () => void): void => {

@@ -122,6 +122,23 @@ describe('Changes', () => {
     expect(cond).toHaveBeenCalledTimes(calls);
   });
 
+  it('asks a function what only at the deadline, so the failure says where things stood', async () => {
+    vi.useFakeTimers();
+    const changes = new Changes();
+    let count = 0;
+    const what = vi.fn(() => `a count of 3 (last ${String(count)})`);
+    const done = changes.until(() => count >= 3, what, 300);
+    const failed = expect(done).rejects.toThrow(
+      'timed out after 300 ms waiting for a count of 3 (last 2)',
+    );
+    count = 2;
+    changes.poke();
+    expect(what).not.toHaveBeenCalled();
+    await vi.advanceTimersByTimeAsync(300);
+    await failed;
+    expect(what).toHaveBeenCalledTimes(1);
+  });
+
   it('clears its timer once the condition holds', () => {
     vi.useFakeTimers();
     const changes = new Changes();
