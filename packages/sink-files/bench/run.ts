@@ -65,11 +65,29 @@ import {
 import { bytesUnder, sequentialWriteMbPerS } from './disk-ceiling.js';
 import { rawOpenBench } from './raw-open.js';
 
-const RECORDS = 200_000;
-const RECORD_BYTES = 256;
 const BATCH_RECORDS = 500;
+const RECORDS = benchRecords(process.env['THALWEG_BENCH_RECORDS']);
+const RECORD_BYTES = 256;
 const PARTITIONS = 4;
 const RUNS = 3;
+
+/**
+ * The records of each timed run: THALWEG_BENCH_RECORDS, else a million
+ * (about 300 MB of segments). A run must be long beside the writer's fixed
+ * latencies: the first segment is written only once its batches are
+ * encoded, and the last one's commit ends the run with nothing beside it.
+ * At 200k records (60 MB, a third of a second) those two made up much of a
+ * run, and the line measured them rather than the sustained rate.
+ */
+function benchRecords(text: string | undefined): number {
+  const n = Number(text ?? 1_000_000);
+  if (!Number.isSafeInteger(n) || n <= 0 || n % BATCH_RECORDS !== 0) {
+    throw new Error(
+      `THALWEG_BENCH_RECORDS must be a positive multiple of ${String(BATCH_RECORDS)}, got ${String(text)}`,
+    );
+  }
+  return n;
+}
 
 /** Batch `b` of a topic: partitions in turn, consecutive offsets in each. */
 function buildBatch(topic: string, b: number): SourceBatch {
