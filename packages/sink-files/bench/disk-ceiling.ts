@@ -1,4 +1,13 @@
-import { closeSync, fsyncSync, openSync, readdirSync, statSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -32,5 +41,55 @@ export async function sequentialWriteMbPerS(dir: string, bytes: number): Promise
   }
   const seconds = (performance.now() - started) / 1000;
   await rm(path, { force: true });
+  return bytes / 1e6 / seconds;
+}
+
+/**
+ * The disk's ceiling for raw's commit protocol: the same `bytes` as
+ * `segments` files of equal size, one after the other, each as raw commits
+ * a segment (durable-write.ts, segment-commit.ts): a temp file written 1 MiB
+ * a write, fsynced, closed, renamed into place, the directory fsynced, then
+ * a line appended to a manifest and fsynced. No encoding and nothing
+ * overlapped: what the protocol's three fsyncs a segment cost on this disk
+ * beside `sequentialWriteMbPerS`'s one, at the segment count the run made.
+ */
+export async function segmentedWriteMbPerS(
+  dir: string,
+  bytes: number,
+  segments: number,
+): Promise<number> {
+  const ceiling = join(dir, 'ceiling');
+  mkdirSync(ceiling);
+  const chunk = Buffer.alloc(1024 * 1024, 0x5a);
+  const each = Math.ceil(bytes / Math.max(1, segments));
+  const started = performance.now();
+  const manifest = openSync(join(ceiling, 'manifest'), 'a');
+  try {
+    for (let i = 0, left = bytes; left > 0; i++, left -= each) {
+      const temp = join(ceiling, `segment-${String(i)}.tmp`);
+      const fd = openSync(temp, 'w');
+      try {
+        for (let n = Math.min(each, left); n > 0; n -= chunk.length) {
+          writeSync(fd, chunk, 0, Math.min(chunk.length, n));
+        }
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+      renameSync(temp, join(ceiling, `segment-${String(i)}.arrow`));
+      const dirFd = openSync(ceiling, 'r');
+      try {
+        fsyncSync(dirFd);
+      } finally {
+        closeSync(dirFd);
+      }
+      writeSync(manifest, `{"sequence":${String(i)},"bytes":${String(each)}}\n`);
+      fsyncSync(manifest);
+    }
+  } finally {
+    closeSync(manifest);
+  }
+  const seconds = (performance.now() - started) / 1000;
+  await rm(ceiling, { recursive: true, force: true });
   return bytes / 1e6 / seconds;
 }

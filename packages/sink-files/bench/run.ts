@@ -36,6 +36,11 @@
 // payload) per second; fsync_write_mb_per_s writes as many bytes to one file
 // sequentially and fsyncs once (dd bs=1M conv=fsync), right after each run on
 // the same file system; ratio_to_disk is the first over the second.
+// fsync_segments_mb_per_s writes the same bytes again as as many files as the
+// run made segments, each with raw's commit steps (temp file, fsync, rename,
+// directory fsync, a manifest line fsynced), one after the other and with no
+// encoding: ratio_to_segmented says how near raw runs to its own protocol's
+// ceiling on this disk, ratio_to_disk how near to the disk's.
 //
 // Per record:
 // - submit_ns: wall time in the synchronous part of `submit` (check, pack,
@@ -62,7 +67,7 @@ import {
   RawSegmentSink,
   type RawWriterMode,
 } from '@thalweg/sink-files';
-import { bytesUnder, sequentialWriteMbPerS } from './disk-ceiling.js';
+import { bytesUnder, segmentedWriteMbPerS, sequentialWriteMbPerS } from './disk-ceiling.js';
 import { rawOpenBench } from './raw-open.js';
 
 const BATCH_RECORDS = 500;
@@ -204,6 +209,8 @@ async function run(
     const ceilingMbPerS = await sequentialWriteMbPerS(dir, diskBytes);
     const stats = sink.stats();
     const segments = stats.segmentsWritten - before.segmentsWritten;
+    // And for the same bytes in as many segments, each with raw's commit steps.
+    const segmentedMbPerS = await segmentedWriteMbPerS(dir, diskBytes, segments);
     // A verified read of everything written: every byte against its checksum, then decoded.
     let verifyMbPerS: number | null = null;
     if (verify) {
@@ -230,6 +237,8 @@ async function run(
       disk_mb_per_s: Number((diskBytes / 1e6 / seconds).toFixed(1)),
       fsync_write_mb_per_s: Number(ceilingMbPerS.toFixed(1)),
       ratio_to_disk: Number((diskBytes / 1e6 / seconds / ceilingMbPerS).toFixed(2)),
+      fsync_segments_mb_per_s: Number(segmentedMbPerS.toFixed(1)),
+      ratio_to_segmented: Number((diskBytes / 1e6 / seconds / segmentedMbPerS).toFixed(2)),
       segments,
       coalesce: Number(((stats.batchesWritten - before.batchesWritten) / segments).toFixed(1)),
     };
