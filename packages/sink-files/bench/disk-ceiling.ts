@@ -20,6 +20,16 @@ export function bytesUnder(dir: string): number {
   return total;
 }
 
+/** What the ceilings write: 1 MiB of filler, written as often as it takes. */
+const FILLER = Buffer.alloc(1024 * 1024, 0x5a);
+
+/** Writes `bytes` of filler to `fd`, 1 MiB a write, as `dd bs=1M` does. */
+function writeFiller(fd: number, bytes: number): void {
+  for (let left = bytes; left > 0; left -= FILLER.length) {
+    writeSync(fd, FILLER, 0, Math.min(FILLER.length, left));
+  }
+}
+
 /**
  * The disk's ceiling for raw: `bytes` written to one new file in `dir`
  * sequentially, 1 MiB a write, then one fsync — what `dd bs=1M conv=fsync`
@@ -28,13 +38,10 @@ export function bytesUnder(dir: string): number {
  */
 export async function sequentialWriteMbPerS(dir: string, bytes: number): Promise<number> {
   const path = join(dir, 'ceiling.bin');
-  const chunk = Buffer.alloc(1024 * 1024, 0x5a);
   const started = performance.now();
   const fd = openSync(path, 'w');
   try {
-    for (let left = bytes; left > 0; left -= chunk.length) {
-      writeSync(fd, chunk, 0, Math.min(chunk.length, left));
-    }
+    writeFiller(fd, bytes);
     fsyncSync(fd);
   } finally {
     closeSync(fd);
@@ -60,7 +67,6 @@ export async function segmentedWriteMbPerS(
 ): Promise<number> {
   const ceiling = join(dir, 'ceiling');
   mkdirSync(ceiling);
-  const chunk = Buffer.alloc(1024 * 1024, 0x5a);
   const each = Math.ceil(bytes / Math.max(1, segments));
   const started = performance.now();
   const manifest = openSync(join(ceiling, 'manifest'), 'a');
@@ -69,9 +75,7 @@ export async function segmentedWriteMbPerS(
       const temp = join(ceiling, `segment-${String(i)}.tmp`);
       const fd = openSync(temp, 'w');
       try {
-        for (let n = Math.min(each, left); n > 0; n -= chunk.length) {
-          writeSync(fd, chunk, 0, Math.min(chunk.length, n));
-        }
+        writeFiller(fd, Math.min(each, left));
         fsyncSync(fd);
       } finally {
         closeSync(fd);
