@@ -150,8 +150,10 @@ describe.each(CLIENTS)('KafkaGroupSource rebalancing over $name', ({ factory }) 
     const [a, b, c] = members as [Member, Member, Member];
 
     const expected = Array.from({ length: produced }, (_, i) => `v${i}`);
-    const union = () => new Set(members.flatMap((m) => [...m.values]));
-    const missing = () => expected.filter((v) => !union().has(v));
+    const missing = () => {
+      const union = new Set(members.flatMap((m) => [...m.values]));
+      return expected.filter((v) => !union.has(v));
+    };
     await changes.until(
       () => missing().length === 0,
       () => `every produced record to reach a member (${String(missing().length)} missing)`,
