@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Changes, uniqueName } from '@thalweg/test-services';
+import { Changes, uniqueName, waitFor } from '@thalweg/test-services';
 import type { AssignmentEvent } from '@thalweg/connector-core';
 import {
   type CommitOffset,
@@ -245,8 +245,10 @@ describe.each(CLIENTS)('KafkaGroupSource rebalancing over $name', ({ factory }) 
     const ca = new BatchCollector(a);
     await ca.until((c) => c.batches.length >= 1);
     // The reader is not pulling: batches pile up in the queue.
-    for (let i = 0; i < 100 && a.stats().queuedBatches < 20; i++) await sleep(50);
-    expect(a.stats().queuedBatches).toBeGreaterThanOrEqual(20);
+    await waitFor(
+      () => a.stats().queuedBatches >= 20,
+      () => `20 batches queued in member A (${String(a.stats().queuedBatches)})`,
+    );
     const captured = ca.batches[0];
     expect(captured).toBeDefined();
 
@@ -257,7 +259,10 @@ describe.each(CLIENTS)('KafkaGroupSource rebalancing over $name', ({ factory }) 
     });
     const cb = new BatchCollector(b);
     await cb.until((c) => c.batches.length >= 1);
-    for (let i = 0; i < 100 && !heard.some((h) => h.event.kind === 'revoked'); i++) await sleep(50);
+    await waitFor(
+      () => heard.some((h) => h.event.kind === 'revoked'),
+      'member A to hear a revocation',
+    );
     const revoke = heard.find((h) => h.event.kind === 'revoked');
     expect(revoke).toBeDefined();
     const revoked = new Set(revoke?.event.partitions.map((p) => p.partition));
