@@ -5,8 +5,8 @@ import { tempName } from './segment-name.js';
 
 /**
  * A segment's first attempt, begun before the segment is whole: the writer
- * thread creates the temp file when it starts encoding a segment and writes
- * each slice of chunks as the encoder produces it. The copy into the page
+ * thread creates the temp file with the segment's first slice and writes
+ * each slice of chunks as the encoder produces it (growing-segment.ts). The copy into the page
  * cache then overlaps the encode, and the disk takes the new segment's
  * bytes while the previous segment's fsync runs, instead of sitting idle
  * until that commit ends and the whole segment is written at once.

@@ -94,40 +94,6 @@ export function packedSegmentChunks(
   );
 }
 
-/**
- * `packedSegmentChunks` in slices, for a thread that has other work to let
- * through: after each slice of about `sliceBytes` encoded, it awaits
- * `pause(chunks)`, given the chunks encoded so far (the writer thread
- * writes them to the segment's temp file as they come: early-attempt.ts). The writer thread encodes segment k+1 while segment k is made
- * durable, and each step of that commit (write, fsync, close, rename,
- * directory fsync, manifest line) needs the thread to issue the next: an
- * encode that held the thread for its whole length (tens of milliseconds
- * for a segment of tens of MiB) put the commit's steps after it, so the two
- * ran one after the other instead of side by side. The bytes are those of
- * `packedSegmentChunks`.
- */
-export async function packedSegmentChunksInSlices(
-  cluster: string,
-  batches: readonly PackedBatch[],
-  checksums: boolean,
-  pause: (chunks: readonly Uint8Array[]) => Promise<void>,
-  sliceBytes = SLICE_BYTES,
-): Promise<SegmentChunks> {
-  const encoder = new SegmentEncoder(cluster, checksums);
-  let sliceEnd = sliceBytes;
-  for (const b of batches) {
-    encoder.add(b.span, envelopeData(b));
-    if (encoder.bytes >= sliceEnd) {
-      await pause(encoder.chunks);
-      sliceEnd = encoder.bytes + sliceBytes;
-    }
-  }
-  return encoder.finish();
-}
-
-/** About a millisecond of encoding and checksumming, between two pauses. */
-export const SLICE_BYTES = 1024 * 1024;
-
 function segmentChunks(
   cluster: string,
   spans: readonly OffsetSpan[],
@@ -147,7 +113,7 @@ function segmentChunks(
  * footer carries them. (apache-arrow reads the schema's metadata map when it
  * encodes the footer; the codec round-trip tests fail if that ever changes.)
  */
-class SegmentEncoder {
+export class SegmentEncoder {
   private readonly metadata = new Map<string, string>();
   private readonly schema: Schema = rawSchema(this.metadata);
   private readonly sink = new ChunkSink();

@@ -2,10 +2,10 @@
  * The writer thread of `RawSegmentSink` in `writer: 'worker'` mode (the
  * entry file of a node:worker_threads Worker, not a module to import). It
  * receives packed batches in submission order and runs `runSegmentLoop`
- * (segment-loop.ts) on them: it group-commits everything queued (up to the
- * segment bounds) into one segment, encodes it (the envelopes are views
- * into the transferred buffers) while the previous segment is made durable,
- * makes it durable exactly as the inline writer does (segment-commit.ts:
+ * (segment-loop.ts) on them: what arrives while a segment is made durable
+ * becomes the next segment (up to the segment bounds), encoded as it
+ * arrives (the envelopes are views into the transferred buffers); each
+ * segment is made durable exactly as the inline writer does (segment-commit.ts:
  * temp file, fsync, close, rename, directory fsync, whole-segment retries
  * with backoff, then its manifest line, fsynced), and only then reports it.
  * It never confirms anything itself: the sink's thread does, on the report.
@@ -64,7 +64,6 @@ void runSegmentLoop({
   fs: nodeSegmentFs,
   take: async (maxItems, maxBytes) =>
     (await queue.take(maxItems, maxBytes))?.map((q) => q.packed) ?? null,
-  takeReady: (maxItems, maxBytes) => queue.takeReady(maxItems, maxBytes).map((q) => q.packed),
   post: (message) =>
     port.postMessage(message, message.type === 'recycle' ? [...message.buffers] : []),
 }).then((end) => {

@@ -80,7 +80,6 @@ async function startLoop(
       takes++;
       return (await queue.take(items, bytes))?.map((q) => q.packed) ?? null;
     },
-    takeReady: (items, bytes) => queue.takeReady(items, bytes).map((q) => q.packed),
     post: (message) => messages.push(message),
     ...(pause === undefined ? {} : { pause: () => pause(takes) }),
     ...(sliceBytes === undefined ? {} : { sliceBytes }),
@@ -210,13 +209,16 @@ describe('the writer thread loop (segment-loop.ts)', () => {
     expect(order.indexOf(`write ${firstTemp}`)).toBeLessThan(
       order.indexOf('pause while encoding segment 0'),
     );
-    expect(kinds(loop.messages)).toEqual([
+    // Segment 1 closes when segment 0's commit ends, which may come before
+    // its third batch is added (that batch then makes segment 2).
+    expect(loop.durable()).toEqual(batches.map((b) => b.span));
+    expect(kinds(loop.messages).slice(0, 2)).toEqual([
       'durable seg-0000000000000000.arrow',
       'durable seg-0000000000000001.arrow',
     ]);
   });
 
-  it('a burst under a slice waits for the commit before it, and takes what came meanwhile', async () => {
+  it('the next segment takes what arrives while one commits, up to its bounds; the rest makes the one after', async () => {
     const dir = await tempDir();
     const fs = new FaultyFs();
     const [b0, b1, b2, b3, b4] = workload(5) as [SourceBatch, ...SourceBatch[]];
@@ -226,8 +228,8 @@ describe('the writer thread loop (segment-loop.ts)', () => {
       open: true,
     });
     await until(() => fs.calls.get('sync') === 1, "segment 0's fsync held");
-    // Segment 0 commits (its fsync held); the loop takes b1 alone, a few
-    // hundred bytes, and waits for that commit rather than encode it.
+    // Segment 0 commits (its fsync held); segment 1 grows with b1, then b2
+    // and b3, and is full (three batches) before segment 0 is durable.
     loop.push(b1!);
     await until(() => loop.queued() === 0, 'b1 taken');
     loop.push(b2!);
@@ -236,11 +238,86 @@ describe('the writer thread loop (segment-loop.ts)', () => {
     loop.end();
     release();
     expect(await loop.done).toBe('ended');
-    // Segment 1 holds b1 and what came while segment 0 committed, up to
-    // three batches; b4 makes segment 2.
+    // Segment 1 holds what came while segment 0 committed, up to three
+    // batches; b4 makes segment 2.
     const sizes = loop.messages.flatMap((m) => (m.type === 'durable' ? [m.batches] : []));
     expect(sizes).toEqual([1, 3, 1]);
     expect(loop.durable()).toEqual([b0, b1, b2, b3, b4].map((b) => b!.span));
+  });
+
+  it('grows the next segment batch by batch while one commits, writing it early, and closes it when that commit ends', async () => {
+    const dir = await tempDir();
+    const fs = new FaultyFs();
+    const [b0, b1, b2, b3] = workload(4) as [SourceBatch, ...SourceBatch[]];
+    let release = (): void => undefined;
+    // Slices of 1 byte: each batch added is written to the temp file at once.
+    const loop = await startLoop(fs, dir, [b0], {
+      onReady: () => (release = held(fs)),
+      open: true,
+      sliceBytes: 1,
+    });
+    await until(() => fs.calls.get('sync') === 1, "segment 0's fsync held");
+    const segment1 = '.seg-0000000000000001.1.tmp';
+    const writesOf1 = () => fs.log.filter((l) => l === `write ${segment1}`).length;
+    loop.push(b1!);
+    await until(() => writesOf1() === 1, 'b1 written to segment 1');
+    loop.push(b2!);
+    await until(() => writesOf1() === 2, 'b2 written to segment 1');
+    // Both are in segment 1's temp file, and segment 0 is still not durable.
+    expect(loop.messages.filter((m) => m.type === 'durable')).toEqual([]);
+    release();
+    // Segment 0's commit ended: segment 1 closes with b1 and b2 (room for a third).
+    await until(
+      () => loop.messages.filter((m) => m.type === 'durable').length === 2,
+      'segments 0 and 1 durable',
+    );
+    loop.push(b3!);
+    loop.end();
+    expect(await loop.done).toBe('ended');
+    const sizes = loop.messages.flatMap((m) => (m.type === 'durable' ? [m.batches] : []));
+    expect(sizes).toEqual([1, 2, 1]);
+    expect(loop.durable()).toEqual([b0, b1, b2, b3].map((b) => b!.span));
+    // Segment 1's commit wrote its footer only: its batches were in the file already.
+    const commit1 = fs.log.slice(fs.log.indexOf('appendSync raw.manifest'));
+    expect(commit1.filter((l) => l === `write ${segment1}`)).toHaveLength(1);
+  });
+
+  it('batches taken while a commit runs that it outlasts go to the segment after', async () => {
+    const dir = await tempDir();
+    const fs = new FaultyFs();
+    const [b0, b1, b2, b3] = workload(4) as [SourceBatch, ...SourceBatch[]];
+    let release = (): void => undefined;
+    let releaseSegment1 = (): void => undefined;
+    let durable = (): number => 0;
+    let paused = false;
+    const loop = await startLoop(fs, dir, [b0], {
+      onReady: () => (release = held(fs)),
+      open: true,
+      sliceBytes: 1,
+      pause: async (takes) => {
+        if (takes !== 2 || paused) return;
+        paused = true;
+        // Inside the first batch of segment 1 (b1, taken with b2 and b3):
+        // segment 0's commit ends here, then segment 1's fsync is held.
+        release();
+        await until(() => durable() === 1, 'segment 0 durable');
+        releaseSegment1 = fs.hold('sync');
+      },
+    });
+    durable = () => loop.messages.filter((m) => m.type === 'durable').length;
+    await until(() => fs.calls.get('sync') === 1, "segment 0's fsync held");
+    // One take gets all three while segment 0 commits.
+    loop.push(b1!);
+    loop.push(b2!);
+    loop.push(b3!);
+    await until(() => loop.queued() === 0 && fs.calls.get('sync') === 2, "segment 1's fsync held");
+    loop.end();
+    releaseSegment1();
+    expect(await loop.done).toBe('ended');
+    // b1 closed segment 1 when segment 0 was durable; b2 and b3 grew segment 2.
+    const sizes = loop.messages.flatMap((m) => (m.type === 'durable' ? [m.batches] : []));
+    expect(sizes).toEqual([1, 1, 2]);
+    expect(loop.durable()).toEqual([b0, b1, b2, b3].map((b) => b!.span));
   });
 
   it('a segment that cannot be made durable stops the loop: the one before is reported, the one after never committed', async () => {
