@@ -73,9 +73,13 @@ export async function runSegmentLoop(d: SegmentLoopDeps): Promise<SegmentLoopEnd
   // Read through functions: a commit changes them while the loop awaits.
   const failed = (): boolean => state.failed;
   const commitUnderWay = (): boolean => state.committing;
+  let signalFailure = (): void => undefined;
+  /** Settles when a segment fails: an empty segment waiting for batches stops waiting. */
+  const failure = new Promise<void>((resolve) => (signalFailure = resolve));
   const fail = (name: string, error: unknown): void => {
     if (state.failed) return;
     state.failed = true;
+    signalFailure();
     const cause = error instanceof RawSinkError ? error.cause : error;
     d.post({
       type: 'failed',
@@ -142,7 +146,7 @@ export async function runSegmentLoop(d: SegmentLoopDeps): Promise<SegmentLoopEnd
     const segment = new GrowingSegment(deps, sequence);
     let closed: ReturnType<GrowingSegment['finish']>;
     try {
-      await grow(segment, intake, committing, commitUnderWay, failed);
+      await grow(segment, intake, { committing, failure }, commitUnderWay, failed);
       if (failed() || segment.empty) {
         // The commit before it failed, or the queue ended and drained.
         await segment.abandon();
@@ -185,15 +189,17 @@ export async function runSegmentLoop(d: SegmentLoopDeps): Promise<SegmentLoopEnd
 async function grow(
   segment: GrowingSegment,
   intake: Intake,
-  committing: Promise<void>,
+  /** The commit before this segment (it settles also when it fails), and the loop's failure. */
+  ends: { readonly committing: Promise<void>; readonly failure: Promise<void> },
   commitUnderWay: () => boolean,
   failed: () => boolean,
 ): Promise<void> {
   for (;;) {
     if (failed() || segment.full || (!segment.empty && !commitUnderWay())) return;
-    // An empty segment waits for batches only; one that holds some also
-    // wakes when the commit before it ends, to close.
-    const taken = await intake.next(segment.empty ? undefined : committing);
+    // An empty segment waits for batches (or a failure, which ends the
+    // loop); one that holds some also wakes when the commit before it
+    // ends, to close.
+    const taken = await intake.next(segment.empty ? ends.failure : ends.committing);
     if (taken === 'woken') continue;
     if (taken === null) return;
     // Taken while a commit runs: added until it ends (the encode pauses let
@@ -227,7 +233,7 @@ class Intake {
    * The next batches, in order; null once the queue ended and drained;
    * `woken` if `wake` settled first (the take goes on, for the next call).
    */
-  async next(wake?: Promise<void>): Promise<readonly PackedBatch[] | null | 'woken'> {
+  async next(wake: Promise<void>): Promise<readonly PackedBatch[] | null | 'woken'> {
     if (this.carried.length > 0) {
       const carried = this.carried;
       this.carried = [];
@@ -236,13 +242,11 @@ class Intake {
     if (this.ended) return null;
     this.pending ??= this.take();
     const pending = this.pending;
-    if (wake !== undefined) {
-      const first = await Promise.race([
-        pending.then(() => 'taken' as const),
-        wake.then(() => 'woken' as const),
-      ]);
-      if (first === 'woken') return 'woken';
-    }
+    const first = await Promise.race([
+      pending.then(() => 'taken' as const),
+      wake.then(() => 'woken' as const),
+    ]);
+    if (first === 'woken') return 'woken';
     const taken = await pending;
     this.pending = null;
     if (taken === null) this.ended = true;

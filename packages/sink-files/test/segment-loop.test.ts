@@ -344,6 +344,22 @@ describe('the writer thread loop (segment-loop.ts)', () => {
     expect(fs.log.filter((l) => l.includes('seg-0000000000000002'))).toEqual([]);
   });
 
+  it('a failed commit ends the loop while the next segment waits for batches that never come', async () => {
+    const dir = await tempDir();
+    const fs = new FaultyFs();
+    // Segment 0's write fails through both attempts; the queue stays open and empty.
+    const loop = await startLoop(fs, dir, workload(1), {
+      onReady: () => fs.fail('write', 2),
+      open: true,
+    });
+    expect(await loop.done).toBe('failed');
+    expect(kinds(loop.messages)).toEqual([
+      `retry ${dir}/seg-0000000000000000.arrow`,
+      `failed ${dir}/seg-0000000000000000.arrow`,
+    ]);
+    loop.end();
+  });
+
   it('the segment encoded beside a commit that fails is never committed: its temp file is removed', async () => {
     const dir = await tempDir();
     const fs = new FaultyFs();
