@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { getHeapSpaceStatistics } from 'node:v8';
 import { fromJson } from '@thalweg/connector-core';
 import { openTopology } from '@thalweg/pipeline';
 import { postgres } from '@thalweg/sink-postgres';
@@ -82,6 +83,11 @@ async function topologyRun() {
     atMax = {
       heap_used_mb: mb(m.heapUsed),
       heap_total_mb: mb(m.heapTotal),
+      // The young generation V8 reserved on this thread: on Node 24 it grows
+      // to 128 MB unless the process sets --max-semi-space-size (README).
+      new_space_mb: mb(
+        getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.space_size ?? 0,
+      ),
       array_buffers_mb: mb(m.arrayBuffers),
       external_mb: mb(m.external),
       raw_durable_records: st?.raw.durableRecords ?? 0,
